@@ -1,0 +1,31 @@
+# The two commands of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test test-slow bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Until the training issue lands, the main job describes the default programs.
+run: $(STAMP)
+	$(PY) -m experiments.describe
+
+test: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" tests
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow tests
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_execute.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

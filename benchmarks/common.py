@@ -1,0 +1,55 @@
+"""Helpers shared by the benchmark scripts: timing and the machine's matmul rate."""
+
+import json
+import platform
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def block(x):
+  return jax.tree_util.tree_map(lambda a: a.block_until_ready(), x)
+
+
+def time_call(fn, *args, min_time=1.0, warmup=1):
+  """Median seconds per call of an already-jitted fn (compilation excluded)."""
+  for _ in range(warmup):
+    block(fn(*args))
+  times = []
+  start = time.perf_counter()
+  while time.perf_counter() - start < min_time or len(times) < 3:
+    t0 = time.perf_counter()
+    block(fn(*args))
+    times.append(time.perf_counter() - t0)
+  times.sort()
+  return times[len(times) // 2]
+
+
+def matmul_gflops(n=1024, dtype=jnp.float32):
+  """Measured fp32 matmul GFLOP/s of the default device (n x n x n)."""
+  a = jax.random.normal(jax.random.key(0), (n, n), dtype)
+  b = jax.random.normal(jax.random.key(1), (n, n), dtype)
+  f = jax.jit(lambda a, b: a @ b)
+  sec = time_call(f, a, b, min_time=1.0)
+  return 2 * n ** 3 / sec / 1e9
+
+
+def flops_of(jitted, *args):
+  """FLOPs of one call from XLA's cost analysis (None if unavailable)."""
+  cost = jitted.lower(*args).compile().cost_analysis()
+  if isinstance(cost, (list, tuple)):
+    cost = cost[0] if cost else None
+  return float(cost["flops"]) if cost and "flops" in cost else None
+
+
+def machine():
+  dev = jax.devices()[0]
+  return {"platform": dev.platform, "device": dev.device_kind,
+          "n_devices": jax.device_count(), "python": sys.version.split()[0],
+          "jax": jax.__version__, "host": platform.machine()}
+
+
+def emit(record):
+  print(json.dumps(record), flush=True)

@@ -1,0 +1,192 @@
+"""Target architectures S* as frozen, hashable specs.
+
+A spec fixes everything about a target network except its weights θ, so it can
+be passed as a static argument to `jax.jit` and used as a dictionary key. The
+weight layout (which tensor lives where in the flat θ) is a pure function of
+the spec; see `neuroprog.programs.layout`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Union
+
+ACTIVATIONS = ("relu", "gelu", "tanh", "sigmoid", "silu", "identity")
+LN_PLACEMENTS = ("pre", "post", "none")
+TASKS = ("sumfirst", "addmod", "arc1d")
+
+
+def _check_positive(owner: str, **values):
+  for name, value in values.items():
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+      raise ValueError(
+          f"{owner}.{name} must be a positive int, got {value!r}.")
+
+
+def _check_choice(owner: str, name: str, value, allowed):
+  if value not in allowed:
+    raise ValueError(
+        f"{owner}.{name}={value!r} is not supported; allowed: {list(allowed)}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class MLPSpec:
+  """A fully connected network.
+
+  Attributes:
+    widths: layer widths including input and output, e.g. (10, 16, 1): input
+      float[..., 10] -> hidden 16 -> output float[..., 1].
+    activation: hidden activation, one of ACTIVATIONS; the output is linear.
+  """
+  widths: tuple[int, ...]
+  activation: str = "relu"
+
+  def __post_init__(self):
+    object.__setattr__(self, "widths", tuple(self.widths))
+    if len(self.widths) < 2:
+      raise ValueError(
+          f"MLPSpec.widths needs at least input and output widths, got "
+          f"{self.widths!r}.")
+    for i, w in enumerate(self.widths):
+      _check_positive("MLPSpec", **{f"widths[{i}]": w})
+    _check_choice("MLPSpec", "activation", self.activation, ACTIVATIONS)
+
+  @property
+  def d_in(self) -> int:
+    return self.widths[0]
+
+  @property
+  def d_out(self) -> int:
+    return self.widths[-1]
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerSpec:
+  """A decoder-only Transformer that classifies the last position.
+
+  Input int32 tokens [..., seq_len] in 0..vocab_size-1; output float32 logits
+  [..., n_classes] read at the last (answer) position. Attention is causal.
+
+  Attributes:
+    vocab_size: number of input token ids.
+    seq_len: context length L.
+    d_model: residual-stream width.
+    n_heads: attention heads per layer; d_model must be divisible by it.
+    d_head: per-head query/key/value width; None means d_model // n_heads.
+    d_mlp: hidden width of each MLP block.
+    n_layers: number of blocks.
+    ln: layer-norm placement, "pre" (before each sublayer, plus a final
+      norm), "post" (after each residual add) or "none".
+    n_classes: number of output logits.
+    activation: MLP activation, one of ACTIVATIONS.
+  """
+  vocab_size: int
+  seq_len: int
+  d_model: int
+  n_heads: int
+  d_mlp: int
+  n_classes: int
+  n_layers: int = 1
+  d_head: Optional[int] = None
+  ln: str = "pre"
+  activation: str = "relu"
+
+  def __post_init__(self):
+    _check_positive("TransformerSpec", vocab_size=self.vocab_size,
+                    seq_len=self.seq_len, d_model=self.d_model,
+                    n_heads=self.n_heads, d_mlp=self.d_mlp,
+                    n_classes=self.n_classes, n_layers=self.n_layers)
+    if self.d_model % self.n_heads:
+      raise ValueError(
+          f"TransformerSpec.d_model={self.d_model} is not divisible by "
+          f"n_heads={self.n_heads}; choose n_heads among the divisors of "
+          f"d_model: {[h for h in range(1, self.d_model + 1) if self.d_model % h == 0]}.")
+    if self.d_head is None:
+      object.__setattr__(self, "d_head", self.d_model // self.n_heads)
+    _check_positive("TransformerSpec", d_head=self.d_head)
+    _check_choice("TransformerSpec", "ln", self.ln, LN_PLACEMENTS)
+    _check_choice("TransformerSpec", "activation", self.activation,
+                  ACTIVATIONS)
+
+
+@dataclasses.dataclass(frozen=True)
+class Seq2SeqSpec:
+  """An encoder-decoder Transformer over token sequences (1D-ARC grids).
+
+  Input int32 tokens [..., L] with L <= max_len (token `pad_id` = vocab_size-1
+  marks padding); output float32 logits [..., L, vocab_size], one distribution
+  per output cell. The decoder is non-autoregressive: its queries are learned
+  position embeddings that read the encoder memory through cross-attention,
+  so one forward pass gives the whole output grid (input and output grids of a
+  1D-ARC pair have the same length). Pre-layer-norm throughout.
+
+  Attributes:
+    vocab_size: token ids including the padding token (11 for 10 colours).
+    max_len: maximum sequence length.
+    d_model, n_heads, d_mlp: as in TransformerSpec (d_head = d_model/n_heads
+      unless given).
+    n_enc_layers, n_dec_layers: encoder and decoder depth.
+  """
+  vocab_size: int
+  max_len: int
+  d_model: int
+  n_heads: int
+  d_mlp: int
+  n_enc_layers: int = 1
+  n_dec_layers: int = 1
+  d_head: Optional[int] = None
+  activation: str = "relu"
+
+  def __post_init__(self):
+    _check_positive("Seq2SeqSpec", vocab_size=self.vocab_size,
+                    max_len=self.max_len, d_model=self.d_model,
+                    n_heads=self.n_heads, d_mlp=self.d_mlp,
+                    n_enc_layers=self.n_enc_layers,
+                    n_dec_layers=self.n_dec_layers)
+    if self.d_model % self.n_heads:
+      raise ValueError(
+          f"Seq2SeqSpec.d_model={self.d_model} is not divisible by "
+          f"n_heads={self.n_heads}; choose n_heads among the divisors of "
+          f"d_model: {[h for h in range(1, self.d_model + 1) if self.d_model % h == 0]}.")
+    if self.d_head is None:
+      object.__setattr__(self, "d_head", self.d_model // self.n_heads)
+    _check_positive("Seq2SeqSpec", d_head=self.d_head)
+    _check_choice("Seq2SeqSpec", "activation", self.activation, ACTIVATIONS)
+
+  @property
+  def pad_id(self) -> int:
+    return self.vocab_size - 1
+
+
+Spec = Union[MLPSpec, TransformerSpec, Seq2SeqSpec]
+
+# Token ids of the ADDMOD Transformer: values 0..96 (every residue of every
+# prime below 100) and one "=" token that marks the answer position.
+ADDMOD_MAX_VALUE = 96
+ADDMOD_EQ_TOKEN = ADDMOD_MAX_VALUE + 1
+ARC1D_MAX_LEN = 33
+ARC1D_N_COLOURS = 10
+
+
+def default_spec(task: str) -> Spec:
+  """The paper-sized target architecture of a task.
+
+  * "sumfirst": MLPSpec((10, 16, 1), relu), 193 parameters.
+  * "addmod": 1-layer pre-LN Transformer, vocab 98 (0..96 and "="), context 3
+    ("a b ="), d_model 16, 4 heads of 4, d_mlp 48, 97 classes: 6,049
+    parameters (paper: 6,048).
+  * "arc1d": 1+1-layer seq2seq Transformer, vocab 11 (colours 0..9 and pad),
+    max_len 33, d_model 24, 4 heads of 6, d_mlp 80: 17,547 parameters
+    (paper: 17,568).
+  """
+  if task == "sumfirst":
+    return MLPSpec(widths=(10, 16, 1), activation="relu")
+  if task == "addmod":
+    return TransformerSpec(vocab_size=ADDMOD_MAX_VALUE + 2, seq_len=3,
+                           d_model=16, n_heads=4, d_mlp=48,
+                           n_classes=ADDMOD_MAX_VALUE + 1, n_layers=1,
+                           ln="pre", activation="relu")
+  if task == "arc1d":
+    return Seq2SeqSpec(vocab_size=ARC1D_N_COLOURS + 1, max_len=ARC1D_MAX_LEN,
+                       d_model=24, n_heads=4, d_mlp=80)
+  raise ValueError(f"Unknown task {task!r}; allowed: {list(TASKS)}.")

@@ -1,0 +1,37 @@
+"""Shared test fixtures: small inputs per default spec, the shared data dir."""
+import os
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import neuroprog
+
+SHARED_DATA = pathlib.Path(
+    os.environ.get("NEUROPROG_SHARED_DATA",
+                   pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+TASKS = ("sumfirst", "addmod", "arc1d")
+
+
+def inputs_for(spec, key, n=6):
+  if isinstance(spec, neuroprog.MLPSpec):
+    return jax.random.normal(key, (n, spec.d_in))
+  if isinstance(spec, neuroprog.TransformerSpec):
+    return jax.random.randint(key, (n, spec.seq_len), 0, spec.vocab_size)
+  return jax.random.randint(key, (n, min(17, spec.max_len)), 0, spec.vocab_size - 1)
+
+
+def random_theta(spec, key, scale=0.3):
+  """Standard init plus noise, so biases and gains are not all equal."""
+  k1, k2 = jax.random.split(key)
+  t = neuroprog.num_params(spec)
+  return neuroprog.init_theta(spec, k1) + scale * jax.random.normal(k2, (t,))
+
+
+def require_shared(sub):
+  path = SHARED_DATA / sub
+  if not path.exists():
+    pytest.skip(f"shared data {path} is absent (it lives beside the project "
+                "root as ../shared/data; set NEUROPROG_SHARED_DATA to move it)")
+  return path

@@ -1,0 +1,92 @@
+import jax
+import numpy as np
+import pytest
+
+import neuroprog
+from neuroprog import graphs, specs
+
+from conftest import TASKS
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("grouping", graphs.GROUPINGS)
+def test_slots_are_a_bijection_onto_theta(task, grouping):
+  spec = neuroprog.default_spec(task)
+  ng = neuroprog.neural_graph(spec, grouping)
+  slots = np.concatenate([ng.node_slot, ng.edge_slot])
+  slots = slots[slots >= 0]
+  assert len(slots) == neuroprog.num_params(spec)
+  np.testing.assert_array_equal(np.sort(slots), np.arange(neuroprog.num_params(spec)))
+
+
+def test_mlp_graph_structure():
+  spec = neuroprog.default_spec("sumfirst")
+  ng = neuroprog.neural_graph(spec)
+  assert ng.num_nodes == 10 + 16 + 1 and ng.num_edges == 10 * 16 + 16
+  assert np.all(ng.node_slot[:10] == -1)            # inputs carry nothing
+  p = neuroprog.unflatten(spec, np.arange(193, dtype=np.float32))
+  # The edge input 3 -> hidden 5 carries W[3, 5]; hidden 5 carries b[5].
+  e = np.flatnonzero((ng.senders == 3) & (ng.receivers == 10 + 5))[0]
+  assert ng.edge_slot[e] == int(p["l0/w"][3, 5])
+  assert ng.node_slot[10 + 5] == int(p["l0/b"][5])
+  # Orbits: inputs are singletons, hidden units one orbit, the output alone.
+  assert ng.num_node_groups == 12 and ng.num_edge_groups == 11
+  assert len(set(ng.node_group[10:26])) == 1
+  assert len(set(ng.edge_group[ng.senders == 3])) == 1
+  assert ng.edge_group[ng.senders == 3][0] != ng.edge_group[ng.senders == 4][0]
+  g = ng.graph
+  assert g.nodes.shape == (27, graphs.NODE_PE_DIM) and g.edges.shape == (176, graphs.EDGE_PE_DIM)
+
+
+def test_transformer_graph_roles_and_groups():
+  spec = neuroprog.default_spec("addmod")
+  ng = neuroprog.neural_graph(spec, "orbit")
+  role = lambda name: ng.roles.index(name)
+  # Each token's embedding edges form their own orbit (tokens are not
+  # interchangeable); all of one token's d_model edges share it.
+  tok_edges = ng.edge_role == role("embed/tok")
+  assert tok_edges.sum() == 98 * 16
+  assert len(set(ng.edge_group[tok_edges])) == 98
+  # Residual paths are fixed edges without parameters.
+  res = ng.edge_role == role("L0/attn/residual")
+  assert res.sum() == 16 and np.all(ng.edge_slot[res] == -1)
+  # All query channels of all heads are one orbit (heads permute, channels too).
+  q = ng.node_role == role("L0/attn/q")
+  assert q.sum() == 16 and len(set(ng.node_group[q])) == 1
+  # Layer-norm gains are the diagonal edges into the norm's nodes.
+  gains = ng.edge_role == role("L0/ln1/g")
+  p = neuroprog.unflatten(spec, np.arange(neuroprog.num_params(spec), dtype=np.float32))
+  np.testing.assert_array_equal(np.sort(ng.edge_slot[gains]), np.asarray(p["L0/ln1/g"], int))
+  role_ng = neuroprog.neural_graph(spec, "role")
+  assert role_ng.num_edge_groups < ng.num_edge_groups
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_orbit_groups_refine_role_groups(task):
+  ng = neuroprog.neural_graph(neuroprog.default_spec(task), "orbit")
+  for group_ids, roles in ((ng.node_group, ng.node_role), (ng.edge_group, ng.edge_role)):
+    for g in np.unique(group_ids):
+      assert len(set(roles[group_ids == g])) == 1
+
+
+def test_batched_graph_tiles_with_offsets():
+  spec = neuroprog.default_spec("sumfirst")
+  ng = neuroprog.neural_graph(spec)
+  bg = ng.batch(3)
+  n, e, t = ng.num_nodes, ng.num_edges, 193
+  assert bg.graph.senders.shape == (3 * e,)
+  np.testing.assert_array_equal(bg.graph.senders[e:2 * e], ng.senders + n)
+  np.testing.assert_array_equal(bg.graph.n_node, [n] * 3)
+  idx = np.concatenate([bg.node_theta_index, bg.edge_theta_index])
+  idx = idx[idx >= 0]
+  np.testing.assert_array_equal(np.sort(idx), np.arange(3 * t))
+  np.testing.assert_array_equal(bg.edge_group[2 * e:], ng.edge_group)
+  with pytest.raises(ValueError, match="positive int.*0"):
+    ng.batch(0)
+
+
+def test_bad_grouping_and_spec():
+  with pytest.raises(ValueError, match=r"'orbits'.*\['orbit', 'role'\]"):
+    neuroprog.neural_graph(neuroprog.default_spec("sumfirst"), "orbits")
+  with pytest.raises(ValueError, match="Unknown spec type"):
+    neuroprog.neural_graph("mlp")
