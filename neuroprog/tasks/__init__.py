@@ -1,0 +1,35 @@
+"""Program families: SUMFIRST-n, ADDMOD-p and parameterized 1D-ARC.
+
+    task = neuroprog.tasks.get("addmod", ood_intents=(83, 89))
+    x, y = task.sample(jax.random.key(0), task.train_intents, 128)
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from neuroprog.tasks import arc1d
+from neuroprog.tasks.addmod import AddMod
+from neuroprog.tasks.base import Task
+from neuroprog.tasks.sumfirst import SumFirst
+
+_TASKS = {"sumfirst": SumFirst, "addmod": AddMod, "arc1d": arc1d.Arc1D}
+NAMES = tuple(_TASKS)
+
+
+def get(name: str, **overrides) -> Task:
+  """The task `name` ("sumfirst" | "addmod" | "arc1d").
+
+  Overrides (keyword-only): train_intents, ood_intents (disjoint sequences of
+  intents; train defaults to every intent not in ood), spec (a target spec).
+  Unknown names or override keys raise ValueError.
+  """
+  if name not in _TASKS:
+    raise ValueError(f"Unknown task {name!r}; allowed: {list(NAMES)}.")
+  cls = _TASKS[name]
+  allowed = [p for p in inspect.signature(Task.__init__).parameters if p != "self"]
+  unknown = sorted(set(overrides) - set(allowed))
+  if unknown:
+    raise ValueError(f"Unknown override(s) {unknown} for task {name!r}; "
+                     f"allowed: {allowed}.")
+  return cls(**overrides)

@@ -1,0 +1,78 @@
+"""The 1D-ARC program family as a `Task`."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from neuroprog import specs as specs_lib
+from neuroprog.tasks import base
+from neuroprog.tasks.arc1d import families
+
+_PARAM_SCALE = 10.0
+
+
+class Arc1D(base.Task):
+  """Intents: (family, parameter) tuples; see `families` for the domains.
+
+  Default OOD: MoveRight(3), MoveLeft(3), Recolor(4), Recolor(7), Scale(3).
+  sample -> x int32[B, n, 33], y int32[B, n, 33], grids padded with 10.
+  Features (F = 11): one-hot family (9), parameter / 10, has-parameter flag.
+  Loss: cross entropy per cell over the 11 tokens, averaged over the cells of
+  the grid (padding excluded). Exact match: every cell of the grid correct.
+  """
+  name = "arc1d"
+  feature_dim = len(families.FAMILIES) + 2
+  param_dim = 2
+  default_ood = families.DEFAULT_OOD
+
+  def __init__(self, **kwargs):
+    super().__init__(**kwargs)
+    if self.spec.max_len < families.MAX_LEN:
+      raise ValueError(f"arc1d: spec.max_len={self.spec.max_len} is below the "
+                       f"generated grids' {families.MAX_LEN}.")
+
+  def all_intents(self):
+    return families.all_intents()
+
+  def check_intent(self, intent):
+    return families.check_intent(intent)
+
+  def intent_features(self, intent):
+    fam, param = intent
+    f = np.zeros(self.feature_dim, np.float32)
+    f[families.FAMILIES.index(fam)] = 1.0
+    if param is not None:
+      f[-2] = param / _PARAM_SCALE
+      f[-1] = 1.0
+    return f
+
+  def params_of(self, intent):
+    fam, param = intent
+    return (families.FAMILIES.index(fam), 0 if param is None else param)
+
+  def sample_params(self, key, params_BxP, n):
+    b = params_BxP.shape[0]
+    keys = jax.random.split(key, (b, n))
+    gen = jax.vmap(jax.vmap(families.generate_one, (0, None, None)), (0, 0, 0))
+    return gen(keys, params_BxP[:, 0], params_BxP[:, 1])
+
+  def reference(self, intent, x):
+    return families.reference(self.check_intent(intent), x)
+
+  def loss(self, outputs, y, params_BxP):
+    valid = y != families.PAD
+    ce = optax.softmax_cross_entropy_with_integer_labels(outputs, y)
+    return (ce * valid).sum(-1) / jnp.maximum(valid.sum(-1), 1)
+
+  def predict(self, outputs, params_BxP):
+    return jnp.argmax(outputs, -1)
+
+  def exact_match(self, outputs, y, params_BxP):
+    ok = (self.predict(outputs, params_BxP) == y) | (y == families.PAD)
+    return ok.all(-1).astype(jnp.float32)
+
+  def family_of(self, intent) -> str:
+    return intent[0]

@@ -1,0 +1,160 @@
+"""The `Task` interface shared by every program family.
+
+A task knows its intents (the programs a user can ask for), how the
+meta-learner reads an intent (`intent_features`), how to draw input/output
+examples of an intent under `jit` (`sample_params`), the ground-truth program
+(`reference`), and how outputs of the target network are scored (`loss`,
+`exact_match`). Intents are plain hashable Python values; inside `jit` they
+travel as an int32 parameter array [B, P] made by `intent_params`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Hashable, Sequence
+
+import jax
+import numpy as np
+
+from neuroprog import specs as specs_lib
+
+Intent = Hashable
+
+
+class Task:
+  """Base class. Subclasses set the class attributes and the abstract methods.
+
+  Attributes:
+    name: "sumfirst" | "addmod" | "arc1d".
+    spec: the default target spec of the task.
+    intents: every valid intent, in a fixed order.
+    train_intents, ood_intents: disjoint subsets of `intents`.
+    feature_dim: F, the length of `intent_features(intent)`.
+    param_dim: P, the width of `intent_params(intents)`.
+  """
+  name: str = ""
+  feature_dim: int = 0
+  param_dim: int = 1
+  default_ood: tuple = ()
+
+  def __init__(self, *, train_intents: Sequence[Intent] | None = None,
+               ood_intents: Sequence[Intent] | None = None,
+               spec: specs_lib.Spec | None = None):
+    self.spec = spec if spec is not None else specs_lib.default_spec(self.name)
+    self.intents = tuple(self.all_intents())
+    ood = self._checked_list(
+        "ood_intents", self.default_ood if ood_intents is None else ood_intents)
+    if train_intents is None:
+      train = tuple(i for i in self.intents if i not in set(ood))
+    else:
+      train = self._checked_list("train_intents", train_intents)
+    overlap = sorted(set(train) & set(ood), key=str)
+    if overlap:
+      raise ValueError(
+          f"{self.name}: train_intents and ood_intents overlap in {overlap}; "
+          "OOD intents must never be trained on.")
+    if not train:
+      raise ValueError(f"{self.name}: train_intents is empty.")
+    self.train_intents = train
+    self.ood_intents = ood
+    self._sample_jit = jax.jit(self.sample_params, static_argnums=2)
+
+  # -- to implement -------------------------------------------------------
+  def all_intents(self) -> Sequence[Intent]:
+    raise NotImplementedError
+
+  def check_intent(self, intent: Any) -> Intent:
+    """Returns the canonical intent or raises ValueError naming the domain."""
+    raise NotImplementedError
+
+  def intent_features(self, intent: Intent) -> np.ndarray:
+    """float32[F]: what the meta-learner reads for this intent."""
+    raise NotImplementedError
+
+  def params_of(self, intent: Intent) -> tuple[int, ...]:
+    """The int parameters (length P) that identify an intent inside jit."""
+    raise NotImplementedError
+
+  def sample_params(self, key: jax.Array, params_BxP: jax.Array, n: int):
+    """Pure and jittable (n static): examples for B intents given as params.
+
+    Returns (x, y) with leading axes [B, n]; see the subclass for the rest.
+    """
+    raise NotImplementedError
+
+  def reference(self, intent: Intent, x) -> np.ndarray:
+    raise NotImplementedError
+
+  def loss(self, outputs, y, params_BxP) -> jax.Array:
+    """Per-example loss float32[B, n] of target-network outputs."""
+    raise NotImplementedError
+
+  def predict(self, outputs, params_BxP) -> jax.Array:
+    """Target-network outputs -> predictions in the units of y."""
+    raise NotImplementedError
+
+  # -- shared ---------------------------------------------------------------
+  def _checked_list(self, field, intents):
+    if isinstance(intents, (str, bytes)) or not hasattr(intents, "__iter__"):
+      raise ValueError(f"{self.name}: {field} must be a sequence of intents, "
+                       f"got {intents!r}.")
+    out = []
+    for i in intents:
+      c = self.check_intent(i)
+      if c not in out:
+        out.append(c)
+    return tuple(out)
+
+  def features(self, intents: Sequence[Intent]) -> np.ndarray:
+    """float32[B, F] for a list of intents (validated)."""
+    return np.stack([self.intent_features(self.check_intent(i))
+                     for i in intents]).astype(np.float32)
+
+  def intent_params(self, intents: Sequence[Intent]) -> np.ndarray:
+    """int32[B, P] for a list of intents (validated)."""
+    return np.asarray([self.params_of(self.check_intent(i)) for i in intents],
+                      np.int32).reshape(len(intents), self.param_dim)
+
+  def sample(self, key: jax.Array, intents: Sequence[Intent], n: int):
+    """(x, y) for each intent: leading axes [len(intents), n].
+
+    Validates every intent first (ValueError), then runs the jitted sampler.
+    Deterministic in `key`.
+    """
+    if not isinstance(n, int) or n <= 0:
+      raise ValueError(f"n must be a positive int, got {n!r}.")
+    return self._sample_jit(key, self.intent_params(intents), n)
+
+  def exact_match(self, outputs, y, params_BxP) -> jax.Array:
+    """float32[B, n]: 1.0 where the prediction equals y exactly."""
+    pred = self.predict(outputs, params_BxP)
+    equal = pred == y
+    extra = tuple(range(2, equal.ndim))
+    return equal.all(axis=extra).astype(np.float32) if extra else equal.astype(np.float32)
+
+  def __repr__(self):
+    return (f"{type(self).__name__}(train={len(self.train_intents)} intents, "
+            f"ood={list(self.ood_intents)})")
+
+
+@functools.lru_cache(maxsize=None)
+def primes_below(n: int) -> tuple[int, ...]:
+  sieve = np.ones(n, bool)
+  sieve[:2] = False
+  for i in range(2, int(n ** 0.5) + 1):
+    if sieve[i]:
+      sieve[i * i::i] = False
+  return tuple(int(p) for p in np.flatnonzero(sieve))
+
+
+def check_int(task: str, what: str, value, allowed: Sequence[int]) -> int:
+  """An int in `allowed`, or ValueError naming the value and the domain."""
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    raise ValueError(f"{task}: {what} must be an int, got {value!r}.")
+  if int(value) not in allowed:
+    lo, hi = min(allowed), max(allowed)
+    dense = len(allowed) == hi - lo + 1
+    domain = f"{lo}..{hi}" if dense else f"{list(allowed)}"
+    raise ValueError(f"{task}: {what}={value!r} is outside its domain; "
+                     f"allowed: {domain}.")
+  return int(value)
