@@ -1,0 +1,62 @@
+"""Meta-gMLP: group-tied slot encoders, a global mixer, group-tied decoders.
+
+Every θ slot i (a parameter-carrying node or edge of the neural graph) gets an
+embedding z_i = enc^{g(i)}([u || pe_i]) from its group's encoder; a global MLP
+mixes the concatenation of all slot embeddings; each slot's decoder reads
+[z_i || mix_i] and writes its weight.
+"""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax.numpy as jnp
+import numpy as np
+
+from neuroprog import graphs
+from neuroprog.meta import base, grouped
+
+DEFAULTS = {"d_slot": 4, "hidden": 32, "grouping": "orbit", "use_pe": True}
+WIDTH_KEY = "hidden"
+
+
+class MetaGMLPNet(nn.Module):
+  """u float32[B, F] -> raw float32[B, T]."""
+  buckets: tuple
+  n_groups: int
+  pe: np.ndarray | None        # float32[T, P] in sorted order, or None
+  slot_of_sorted: np.ndarray   # int[T]: θ slot of each sorted element
+  d_slot: int
+  hidden: int
+
+  @nn.compact
+  def __call__(self, u_BxF):
+    t = len(self.slot_of_sorted)
+    b = u_BxF.shape[0]
+    x = grouped.broadcast_intent(u_BxF, self.pe, t)
+    z = base.layer_norm(grouped.GroupedMLP(
+        self.buckets, self.n_groups, self.d_slot, self.d_slot)(x))
+    flat = z.transpose(1, 0, 2).reshape(b, t * self.d_slot)
+    m = nn.gelu(nn.Dense(self.hidden)(flat))
+    m = nn.Dense(t * self.d_slot)(m).reshape(b, t, self.d_slot).transpose(1, 0, 2)
+    out = grouped.GroupedMLP(self.buckets, self.n_groups, self.d_slot, 1)(
+        jnp.concatenate([z, base.layer_norm(m)], -1))
+    # Gather (not scatter) into slot order: its gradient is a cheap scatter-add.
+    return out[..., 0][np.argsort(self.slot_of_sorted)].T
+
+
+def build(spec, intent_dim, config):
+  ng = graphs.neural_graph(spec, config.grouping)
+  has_n, has_e = ng.node_slot >= 0, ng.edge_slot >= 0
+  slots = np.concatenate([ng.node_slot[has_n], ng.edge_slot[has_e]])
+  group = np.concatenate([ng.node_group[has_n],
+                          ng.num_node_groups + ng.edge_group[has_e]])
+  pe_n = np.concatenate([ng.node_pe[has_n], np.zeros_like(ng.node_pe[has_n]),
+                         np.zeros((has_n.sum(), 1), np.float32)], 1)
+  pe_e = np.concatenate([ng.edge_pe[has_e], np.ones((has_e.sum(), 1), np.float32)], 1)
+  pe = np.concatenate([pe_n, pe_e])
+  lay = grouped.group_layout(group)
+  net = MetaGMLPNet(buckets=lay.buckets, n_groups=lay.n_groups,
+                    pe=pe[lay.order] if config.use_pe else None,
+                    slot_of_sorted=slots[lay.order], d_slot=int(config.d_slot),
+                    hidden=int(config.hidden))
+  return net, base.head_layout(spec)

@@ -1,0 +1,37 @@
+"""Meta-MLP: a flat hypernetwork, an MLP from the intent u to all T weights."""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax
+import numpy as np
+
+from neuroprog.meta import base
+
+DEFAULTS = {"hidden": 64, "depth": 2}
+WIDTH_KEY = "hidden"
+
+
+class MetaMLPNet(nn.Module):
+  """u float32[B, F] -> raw float32[B, T]: `depth` GELU layers, a
+  parameter-free layer norm (so raw outputs have unit scale across slots at
+  init), then one dense layer to all T slots."""
+  hidden: int
+  depth: int
+  n_out: int
+
+  @nn.compact
+  def __call__(self, u_BxF):
+    h = u_BxF
+    for _ in range(self.depth):
+      h = nn.gelu(nn.Dense(self.hidden)(h))
+    h = base.layer_norm(h)
+    init = nn.initializers.normal(1.0 / np.sqrt(self.hidden))
+    return nn.Dense(self.n_out, kernel_init=init)(h)
+
+
+def build(spec, intent_dim, config):
+  from neuroprog.programs import layout as layout_lib  # pylint: disable=g-import-not-at-top
+  net = MetaMLPNet(hidden=int(config.hidden), depth=int(config.depth),
+                   n_out=layout_lib.num_params(spec))
+  return net, base.head_layout(spec)

@@ -1,0 +1,88 @@
+"""Meta-learners: interface, output scale at init, capacity, quick learning."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import neuroprog
+from neuroprog import meta, tasks, train
+
+SMALL = {"direct": {}, "meta_mlp": {}, "meta_gmlp": {}, "meta_gnn": {"d": 16, "rounds": 2}}
+
+
+@pytest.mark.parametrize("task_name", ["sumfirst", "addmod", "arc1d"])
+@pytest.mark.parametrize("name", ["meta_mlp", "meta_gmlp", "meta_gnn"])
+def test_generated_weights_start_at_the_standard_scale(task_name, name):
+  """Every weight/embedding tensor's std within 2x of its standard init,
+  biases 0 and layer-norm gains 1, for every intent (OOD ones too)."""
+  task = tasks.get(task_name)
+  model = meta.create(name, task.spec, task.feature_dim)       # default config
+  params = model.init(jax.random.key(0), task.features(task.train_intents))
+  theta = model.apply(params, task.features(task.intents))
+  assert theta.shape == (len(task.intents), neuroprog.num_params(task.spec))
+  tensors = neuroprog.unflatten(task.spec, theta)
+  for e in neuroprog.layout(task.spec):
+    t = np.asarray(tensors[e.name]).reshape(len(task.intents), -1)
+    if e.kind in ("weight", "embed"):
+      ratio = t.std(1) / e.init_std
+      assert ratio.min() > 0.5 and ratio.max() < 2.0, (e.name, ratio.min(), ratio.max())
+    else:
+      np.testing.assert_allclose(t, 1.0 if e.kind == "gain" else 0.0, atol=1e-5)
+  # Different intents give different programs.
+  assert float(jnp.abs(theta[0] - theta[1]).max()) > 1e-3
+
+
+def test_direct_model_maps_u_and_x_to_outputs():
+  task = tasks.get("arc1d")
+  model = meta.create("direct", task.spec, task.feature_dim)
+  params = model.init(jax.random.key(0))
+  x, _ = task.sample(jax.random.key(1), task.train_intents[:2], 3)
+  y = model.apply(params, task.features(task.train_intents[:2]), x)
+  assert y.shape == (2, 3, 33, 11)
+  y2 = model.apply(params, task.features(task.train_intents[2:4]), x)
+  assert float(jnp.abs(y - y2).max()) > 1e-4     # the intent matters
+  with pytest.raises(ValueError, match="needs inputs"):
+    model.apply(params, task.features(task.train_intents[:2]))
+
+
+def test_create_rejects_unknown_names_and_keys():
+  spec = neuroprog.default_spec("sumfirst")
+  with pytest.raises(ValueError, match=r"Unknown meta-learner 'meta_rnn'; allowed: \['direct'"):
+    meta.create("meta_rnn", spec, 1)
+  with pytest.raises(ValueError, match=r"Unknown config key 'width' for meta_gnn; allowed: \["):
+    meta.create("meta_gnn", spec, 1, {"width": 3})
+  with pytest.raises(ValueError, match="aggregation 'max'.*'sum', 'mean'"):
+    meta.create("meta_gnn", spec, 1, {"aggregation": "max"})
+  model = meta.create("meta_mlp", spec, 1)
+  params = model.init(jax.random.key(0))
+  with pytest.raises(ValueError, match=r"u has shape \(2, 3\); expected float32\[B, 1\]"):
+    model.apply(params, jnp.zeros((2, 3)))
+
+
+def test_match_capacity_within_ten_percent():
+  spec = neuroprog.default_spec("sumfirst")
+  cfgs = meta.match_capacity(meta.NAMES, spec, 20_000, intent_dim=1)
+  for name, cfg in cfgs.items():
+    n = cfg.pop("num_params")
+    assert abs(n - 20_000) <= 2_000, (name, n)
+    assert meta.create(name, spec, 1, cfg).num_params() == n
+  with pytest.raises(ValueError, match="cannot reach 10 parameters"):
+    meta.match_capacity(["meta_gnn"], spec, 10, intent_dim=1)
+
+
+LEARNING_RATES = {"direct": 3e-3, "meta_mlp": 3e-3, "meta_gmlp": 1e-3, "meta_gnn": 1e-3}
+
+
+@pytest.mark.parametrize("name", meta.NAMES)
+def test_quick_learning_check_sumfirst(name):
+  """Two training intents: 300 Adam steps cut the training loss >= 10x."""
+  task = tasks.get("sumfirst", train_intents=(3, 7), ood_intents=(4, 8))
+  model = meta.create(name, task.spec, task.feature_dim)
+  opt = optax.adam(LEARNING_RATES[name])
+  state = train.init_state(model, task, opt, jax.random.key(0))
+  step = train.make_train_step(model, task, opt, intents_per_step=2, examples_per_intent=64)
+  run = jax.jit(lambda s, ks: jax.lax.scan(step, s, ks))
+  _, metrics = run(state, jax.random.split(jax.random.key(1), 300))
+  loss = np.asarray(metrics["loss"])
+  assert loss[:5].mean() / loss[-20:].mean() >= 10, (loss[:5].mean(), loss[-20:].mean())

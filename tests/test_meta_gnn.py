@@ -1,0 +1,79 @@
+"""Meta-GNN equivariance: automorphisms fix θ without PEs; PEs break it."""
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import neuroprog
+from neuroprog import graphs, meta, tasks
+
+SMALL = {"d": 8, "rounds": 2}
+
+
+def _model(task, **cfg):
+  return meta.create("meta_gnn", task.spec, task.feature_dim, {**SMALL, **cfg})
+
+
+@pytest.mark.parametrize("task_name", ["sumfirst", "addmod", "arc1d"])
+@pytest.mark.parametrize("grouping", graphs.GROUPINGS)
+def test_equivariance_without_positional_encodings(task_name, grouping):
+  """θ(U; φ·G) = ρ(φ) θ(U; G): an automorphism maps the graph to itself, so
+  the generated θ must be a fixed point of ρ(φ) = random_automorphism."""
+  task = tasks.get(task_name)
+  u = task.features(task.train_intents[:3])
+  plain = _model(task, grouping=grouping, message_grouping=grouping, use_pe=False)
+  params = plain.init(jax.random.key(0), u)
+  theta = plain.apply(params, u)
+  for seed in range(3):
+    perm = neuroprog.random_automorphism(task.spec, seed)
+    assert np.any(perm != np.arange(len(perm)))
+    np.testing.assert_allclose(theta[:, perm], theta, rtol=1e-4, atol=1e-5)
+  # Not vacuous: within a group, θ varies with the intent's features.
+  assert float(jnp.abs(theta[0] - theta[1]).max()) > 1e-4
+
+
+@pytest.mark.parametrize("grouping", graphs.GROUPINGS)
+def test_positional_encodings_break_the_symmetry(grouping):
+  task = tasks.get("addmod")
+  u = task.features(task.train_intents[:2])
+  with_pe = _model(task, grouping=grouping, message_grouping=grouping, use_pe=True)
+  theta = with_pe.apply(with_pe.init(jax.random.key(0), u), u)
+  perm = neuroprog.random_automorphism(task.spec, 0)
+  assert float(jnp.abs(theta[:, perm] - theta).max()) > 1e-3
+
+
+def test_output_does_not_depend_on_element_order():
+  """Relabel nodes and shuffle edges (not an automorphism): the same params
+  give the same θ, since slots, groups and PEs travel with their elements."""
+  task = tasks.get("addmod")
+  ng = neuroprog.neural_graph(task.spec, "orbit")
+  rng = np.random.default_rng(0)
+  node_perm = rng.permutation(ng.num_nodes)          # new node i = old node_perm[i]
+  new_id = np.argsort(node_perm)
+  edge_perm = rng.permutation(ng.num_edges)
+  g = ng.graph
+  shuffled = dataclasses.replace(
+      ng,
+      graph=g._replace(nodes=g.nodes[node_perm], edges=g.edges[edge_perm],
+                       senders=new_id[g.senders[edge_perm]].astype(np.int32),
+                       receivers=new_id[g.receivers[edge_perm]].astype(np.int32)),
+      node_slot=ng.node_slot[node_perm], edge_slot=ng.edge_slot[edge_perm],
+      node_group=ng.node_group[node_perm], edge_group=ng.edge_group[edge_perm],
+      node_role=ng.node_role[node_perm], edge_role=ng.edge_role[edge_perm],
+      node_pe=ng.node_pe[node_perm], edge_pe=ng.edge_pe[edge_perm])
+  cfg = {**SMALL, "grouping": "orbit", "message_grouping": "orbit"}
+  a = meta.create("meta_gnn", task.spec, task.feature_dim, cfg)
+  b = meta.create("meta_gnn", task.spec, task.feature_dim, cfg, graph=shuffled)
+  u = task.features(task.train_intents[:2])
+  params = a.init(jax.random.key(0), u)
+  np.testing.assert_allclose(b.apply(params, u), a.apply(params, u), rtol=1e-4, atol=1e-5)
+
+
+def test_mean_aggregation_runs_and_differs_from_sum():
+  task = tasks.get("sumfirst")
+  u = task.features([1, 2])
+  s, m = _model(task, aggregation="sum"), _model(task, aggregation="mean")
+  p = s.init(jax.random.key(0), u)
+  assert float(jnp.abs(s.apply(p, u) - m.apply(p, u)).max()) > 1e-4
