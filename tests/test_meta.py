@@ -8,8 +8,6 @@ import pytest
 import neuroprog
 from neuroprog import meta, tasks, train
 
-SMALL = {"direct": {}, "meta_mlp": {}, "meta_gmlp": {}, "meta_gnn": {"d": 16, "rounds": 2}}
-
 
 @pytest.mark.parametrize("task_name", ["sumfirst", "addmod", "arc1d"])
 @pytest.mark.parametrize("name", ["meta_mlp", "meta_gmlp", "meta_gnn"])
@@ -17,7 +15,10 @@ def test_generated_weights_start_at_the_standard_scale(task_name, name):
   """Every weight/embedding tensor's std within 2x of its standard init,
   biases 0 and layer-norm gains 1, for every intent (OOD ones too)."""
   task = tasks.get(task_name)
-  model = meta.create(name, task.spec, task.feature_dim)       # default config
+  # Default configs; one message round for Meta-GNN keeps compilation short
+  # (the scale is set by the calibrated output head, not by the depth).
+  model = meta.create(name, task.spec, task.feature_dim,
+                      {"rounds": 1} if name == "meta_gnn" else None)
   params = model.init(jax.random.key(0), task.features(task.train_intents))
   theta = model.apply(params, task.features(task.intents))
   assert theta.shape == (len(task.intents), neuroprog.num_params(task.spec))

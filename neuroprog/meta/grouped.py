@@ -96,39 +96,133 @@ def nested_order(fine: np.ndarray, coarse: np.ndarray) -> np.ndarray:
   return np.lexsort((np.arange(len(fine)), fine, coarse, coarse_size))
 
 
+def _normal(std):
+  return lambda k, s: std * jax.random.normal(k, s, jnp.float32)
+
+
+def bucketed_dense(x_MxBxD, kernel_GxDxF, bias_GxF, buckets):
+  """Per-group x W_g + b_g, one batched matmul per bucket (see module doc)."""
+  d_in, f = kernel_GxDxF.shape[1:]
+  outs = []
+  for start, n, size, g0 in buckets:
+    # [M, B, D] rows of a bucket are contiguous: view as [G_s, s * B, D].
+    xb = x_MxBxD[start:start + n * size].reshape(n, -1, d_in)
+    if n == 1:
+      yb = xb[0] @ kernel_GxDxF[g0] + bias_GxF[g0]
+    else:
+      yb = jax.lax.dot_general(xb, kernel_GxDxF[g0:g0 + n],
+                               (((2,), (1,)), ((0,), (0,))))
+      yb = yb + bias_GxF[g0:g0 + n][:, None, :]
+    outs.append(yb.reshape((n * size,) + x_MxBxD.shape[1:-1] + (f,)))
+  return jnp.concatenate(outs, 0) if len(outs) > 1 else outs[0]
+
+
 class GroupedDense(nn.Module):
   """y_i = x_i W_{g(i)} + b_{g(i)} for elements i in GroupLayout order.
 
   Input float32[M, B, D_in] (sorted order), output float32[M, B, features].
-  Parameters: kernel [G, D_in, features] (LeCun normal per group), bias
-  [G, features]. Works under jit, vmap and grad.
+  Parameters: kernel [G, D_in, features] (normal, std 1/sqrt(D_in)), bias
+  [G, features] (zeros). Works under jit, vmap and grad.
   """
   buckets: tuple[tuple[int, int, int, int], ...]
   n_groups: int
   features: int
-  kernel_scale: float = 1.0
 
   @nn.compact
   def __call__(self, x_MxBxD):
     d_in = x_MxBxD.shape[-1]
-    std = self.kernel_scale / np.sqrt(d_in)
-    kernel = self.param(
-        "kernel", lambda k, s: std * jax.random.normal(k, s, jnp.float32),
-        (self.n_groups, d_in, self.features))
+    kernel = self.param("kernel", _normal(1 / np.sqrt(d_in)),
+                        (self.n_groups, d_in, self.features))
     bias = self.param("bias", nn.initializers.zeros,
                       (self.n_groups, self.features))
-    outs = []
-    for start, n, size, g0 in self.buckets:
-      # [M, B, D] rows of a bucket are contiguous: view as [G_s, s * B, D].
-      xb = x_MxBxD[start:start + n * size].reshape(n, -1, d_in)
-      if n == 1:
-        yb = xb[0] @ kernel[g0] + bias[g0]
-      else:
-        yb = jax.lax.dot_general(xb, kernel[g0:g0 + n],
-                                 (((2,), (1,)), ((0,), (0,))))
-        yb = yb + bias[g0:g0 + n][:, None, :]
-      outs.append(yb.reshape((n * size,) + x_MxBxD.shape[1:-1] + (self.features,)))
-    return jnp.concatenate(outs, 0) if len(outs) > 1 else outs[0]
+    return bucketed_dense(x_MxBxD, kernel, bias, self.buckets)
+
+
+class GroupedIntentEncoder(nn.Module):
+  """First encoder layer: z_i = [u || pe_i] W_{g(i)} + b_{g(i)}.
+
+  Computed as u W^u_g (once per group and intent, then broadcast to the
+  group's elements) plus pe_i W^pe_g (once per element: pe is static and
+  shared by all B intents), which is the same function as a group-tied dense
+  layer on the concatenation at 1/B of the cost. u float32[B, F] ->
+  float32[M, B, features] in sorted order.
+  """
+  buckets: tuple[tuple[int, int, int, int], ...]
+  n_groups: int
+  pe: np.ndarray | None         # float32[M, P] sorted, or None
+  features: int
+
+  @nn.compact
+  def __call__(self, u_BxF):
+    f_dim = u_BxF.shape[-1]
+    p_dim = 0 if self.pe is None else self.pe.shape[-1]
+    std = 1 / np.sqrt(f_dim + p_dim)
+    w_u = self.param("kernel_intent", _normal(std),
+                     (self.n_groups, f_dim, self.features))
+    bias = self.param("bias", nn.initializers.zeros,
+                      (self.n_groups, self.features))
+    z_GxBxF = jnp.einsum("bf,gfe->gbe", u_BxF, w_u) + bias[:, None]
+    # Broadcast each group's row over its contiguous elements (its gradient
+    # is a plain reduction, unlike the scatter-add of a gather by group id).
+    b, f = z_GxBxF.shape[1:]
+    z = jnp.concatenate([
+        jnp.broadcast_to(z_GxBxF[g0:g0 + n, None], (n, size, b, f)).reshape(n * size, b, f)
+        for _, n, size, g0 in self.buckets], 0)
+    if self.pe is not None:
+      w_pe = self.param("kernel_pe", _normal(std),
+                        (self.n_groups, p_dim, self.features))
+      zero = jnp.zeros((self.n_groups, self.features), jnp.float32)
+      z = z + bucketed_dense(jnp.asarray(self.pe)[:, None], w_pe, zero,
+                             self.buckets)
+    return z
+
+
+class GroupedEdgeInput(nn.Module):
+  """First message layer: m_e = [x_e, h_s(e), h_r(e)] W_{g(e)} + b_{g(e)}.
+
+  Computed without materialising the [E, B, 3D] concatenation (slow on CPU)
+  or multiplying per edge by the node blocks: for each edge group g, the
+  states of its distinct senders (receivers) are projected once by g's
+  sender (receiver) block, then gathered per edge. Same function and init
+  as a GroupedDense on the concatenation.
+  """
+  buckets: tuple[tuple[int, int, int, int], ...]
+  n_groups: int
+  features: int
+  senders_of_group: tuple        # per group: int array of distinct senders
+  receivers_of_group: tuple
+  sender_slot: np.ndarray        # int[E]: row of the edge's sender projection
+  receiver_slot: np.ndarray
+
+  @nn.compact
+  def __call__(self, x_ExBxD, h_NxBxD):
+    d_e, d_n = x_ExBxD.shape[-1], h_NxBxD.shape[-1]
+    std = 1 / np.sqrt(d_e + 2 * d_n)
+    shape = lambda d: (self.n_groups, d, self.features)
+    w_e = self.param("kernel_edge", _normal(std), shape(d_e))
+    w_s = self.param("kernel_sender", _normal(std), shape(d_n))
+    w_r = self.param("kernel_receiver", _normal(std), shape(d_n))
+    bias = self.param("bias", nn.initializers.zeros,
+                      (self.n_groups, self.features))
+    out = bucketed_dense(x_ExBxD, w_e, bias, self.buckets)
+    p_s = jnp.concatenate([h_NxBxD[s] @ w_s[g]
+                           for g, s in enumerate(self.senders_of_group)], 0)
+    p_r = jnp.concatenate([h_NxBxD[r] @ w_r[g]
+                           for g, r in enumerate(self.receivers_of_group)], 0)
+    return out + p_s[self.sender_slot] + p_r[self.receiver_slot]
+
+
+def endpoint_projection_index(group_sorted, endpoint):
+  """For GroupedEdgeInput: per group the distinct endpoint nodes, and per
+  edge the row of its endpoint in the concatenated projections."""
+  per_group, slot, offset = [], np.zeros(len(endpoint), np.int64), 0
+  for g in range(int(group_sorted.max()) + 1):
+    idx = np.flatnonzero(group_sorted == g)
+    uniq, inv = np.unique(endpoint[idx], return_inverse=True)
+    per_group.append(uniq.astype(np.int32))
+    slot[idx] = offset + inv
+    offset += len(uniq)
+  return tuple(per_group), slot.astype(np.int32)
 
 
 class GroupedMLP(nn.Module):

@@ -62,6 +62,7 @@ class MetaGNNNet(nn.Module):
   node_pe: np.ndarray | None   # float32[N, 8] sorted, or None
   edge_pe: np.ndarray | None   # float32[E, 16] sorted, or None
   theta_source: np.ndarray     # int32[T]: index into [nodes; edges] (sorted)
+  edge_endpoints: tuple        # per message round input: see GroupedEdgeInput
   d: int
   rounds: int
   aggregation: str
@@ -75,9 +76,9 @@ class MetaGNNNet(nn.Module):
     meb, meg = self.edge_msg_buckets, self.n_edge_msg_groups
     d = self.d
 
-    def encode(buckets, groups, msg_buckets, msg_groups, pe, m, name):
-      z = grouped.GroupedDense(buckets, groups, d, name=f"{name}_in")(
-          grouped.broadcast_intent(u_BxF, pe, m))
+    def encode(buckets, groups, msg_buckets, msg_groups, pe, name):
+      z = grouped.GroupedIntentEncoder(buckets, groups, pe, d,
+                                       name=f"{name}_in")(u_BxF)
       z = grouped.GroupedDense(msg_buckets, msg_groups, d, name=f"{name}_hidden")(
           nn.gelu(z))
       return base.layer_norm(z)
@@ -87,15 +88,17 @@ class MetaGNNNet(nn.Module):
       return grouped.GroupedDense(buckets, groups, 1, name=f"{name}_out")(
           nn.gelu(z))[..., 0]
 
-    h = encode(nb, ng, mnb, mng, self.node_pe, n, "enc_node")
-    x = encode(eb, eg, meb, meg, self.edge_pe, e, "enc_edge")
+    h = encode(nb, ng, mnb, mng, self.node_pe, "enc_node")
+    x = encode(eb, eg, meb, meg, self.edge_pe, "enc_edge")
+    snd_groups, rcv_groups, snd_slot, rcv_slot = self.edge_endpoints
     if self.aggregation == "mean":
       deg_in = np.maximum(np.bincount(self.receivers, minlength=n), 1)
       deg_out = np.maximum(np.bincount(self.senders, minlength=n), 1)
     for r in range(self.rounds):
-      msg = jnp.concatenate([x, h[self.senders], h[self.receivers]], -1)
-      x = base.layer_norm(x + grouped.GroupedMLP(
-          meb, meg, d, d, name=f"msg_{r}")(msg))
+      m = grouped.GroupedEdgeInput(meb, meg, d, snd_groups, rcv_groups, snd_slot,
+                                   rcv_slot, name=f"msg_{r}_in")(x, h)
+      m = grouped.GroupedDense(meb, meg, d, name=f"msg_{r}_out")(nn.gelu(m))
+      x = base.layer_norm(x + m)
       agg_in = jax.ops.segment_sum(x, self.receivers, n)
       agg_out = jax.ops.segment_sum(x, self.senders, n)
       if self.aggregation == "mean":
@@ -135,6 +138,8 @@ def build(spec, intent_dim, config, graph=None):
   eml = grouped.group_layout(coarse.edge_group, edge_order)
   senders = nl.rank[ng.senders[el.order]].astype(np.int32)
   receivers = nl.rank[ng.receivers[el.order]].astype(np.int32)
+  snd_groups, snd_slot = grouped.endpoint_projection_index(eml.group_sorted, senders)
+  rcv_groups, rcv_slot = grouped.endpoint_projection_index(eml.group_sorted, receivers)
   n = ng.num_nodes
   # θ slot -> position in the concatenation [sorted nodes; sorted edges].
   source = np.full(ng.num_params, -1, np.int64)
@@ -150,6 +155,8 @@ def build(spec, intent_dim, config, graph=None):
       senders=senders, receivers=receivers,
       node_pe=ng.node_pe[nl.order] if config.use_pe else None,
       edge_pe=ng.edge_pe[el.order] if config.use_pe else None,
-      theta_source=source.astype(np.int32), d=int(config.d),
+      theta_source=source.astype(np.int32),
+      edge_endpoints=(snd_groups, rcv_groups, snd_slot, rcv_slot),
+      d=int(config.d),
       rounds=int(config.rounds), aggregation=config.aggregation)
   return net, base.head_layout(spec)

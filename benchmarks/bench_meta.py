@@ -1,0 +1,62 @@
+"""Training-step speed of each meta-learner on each task.
+
+One JSON line per (model, task): forward+backward(+Adam) steps per second for
+a batch of 8 intents x 128 examples at d_meta = 64 (hidden width 64 for
+Meta-MLP / direct, d = 64 for Meta-GNN) and k = 3 rounds, the FLOPs of one
+step from XLA's cost analysis, the achieved GFLOP/s, and the machine's fp32
+matmul GFLOP/s measured in the same run. Compilation is excluded.
+
+  python benchmarks/bench_meta.py [--tasks sumfirst,addmod] [--models meta_gnn]
+"""
+
+import argparse
+import os
+import sys
+
+import jax
+import optax
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+from neuroprog import meta, tasks, train  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+D_META = {"direct": {}, "meta_mlp": {"hidden": 64}, "meta_gmlp": {"hidden": 64},
+          "meta_gnn": {"d": 64, "rounds": 3}}
+
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--tasks", default="sumfirst,addmod,arc1d")
+  ap.add_argument("--models", default=",".join(meta.NAMES))
+  ap.add_argument("--intents", type=int, default=8)
+  ap.add_argument("--examples", type=int, default=128)
+  args = ap.parse_args()
+  matmul = common.matmul_gflops()
+  for task_name in args.tasks.split(","):
+    task = tasks.get(task_name)
+    for name in args.models.split(","):
+      model = meta.create(name, task.spec, task.feature_dim, D_META[name])
+      opt = optax.adam(1e-3)
+      state = train.init_state(model, task, opt, jax.random.key(0))
+      step = jax.jit(train.make_train_step(
+          model, task, opt, intents_per_step=args.intents,
+          examples_per_intent=args.examples))
+      key = jax.random.key(1)
+      flops = common.flops_of(step, state, key)
+      sec = common.time_call(step, state, key, min_time=2.0)
+      record = {"bench": "meta", "task": task_name, "model": name,
+                "params": model.num_params(), "intents": args.intents,
+                "examples_per_intent": args.examples,
+                "steps_per_s": round(1 / sec, 2),
+                "flops_per_step": flops,
+                "gflops_per_s": round(flops / sec / 1e9, 2) if flops else None,
+                "matmul_fp32_gflops": round(matmul, 1),
+                **common.machine()}
+      if flops:
+        record["fraction_of_matmul"] = round(flops / sec / 1e9 / matmul, 3)
+      common.emit(record)
+
+
+if __name__ == "__main__":
+  main()
