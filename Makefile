@@ -14,9 +14,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Until the training issue lands, the main job describes the default programs.
+# The main job: SUMFIRST, 4 meta-learners x 4 seeds on the CPU (see README).
+RUN_WORKDIR ?= workdirs/sumfirst
 run: $(STAMP)
 	$(PY) -m experiments.describe
+	$(PY) -m experiments.synthesize --config=experiments/configs/sumfirst.py \
+	  --config.seeds=4 --workdir=$(RUN_WORKDIR)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" tests

@@ -8,6 +8,7 @@ from neuroprog.graphs import (BatchedNeuralGraph, NeuralGraph, neural_graph,
 from neuroprog.programs import (execute, flatten, init_theta,
                                 num_params, unflatten)
 from neuroprog.programs.layout import layout
+from neuroprog.synthesis import synthesize
 from neuroprog.specs import (MLPSpec, Seq2SeqSpec, TransformerSpec,
                              default_spec)
 

@@ -190,3 +190,22 @@ def default_spec(task: str) -> Spec:
     return Seq2SeqSpec(vocab_size=ARC1D_N_COLOURS + 1, max_len=ARC1D_MAX_LEN,
                        d_model=24, n_heads=4, d_mlp=80)
   raise ValueError(f"Unknown task {task!r}; allowed: {list(TASKS)}.")
+
+
+_SPEC_TYPES = {"MLPSpec": MLPSpec, "TransformerSpec": TransformerSpec,
+               "Seq2SeqSpec": Seq2SeqSpec}
+
+
+def to_json(spec: Spec) -> dict:
+  """A JSON-able dict {"type": ..., fields...}; `from_json` inverts it."""
+  return {"type": type(spec).__name__, **dataclasses.asdict(spec)}
+
+
+def from_json(obj: dict) -> Spec:
+  obj = dict(obj)
+  kind = obj.pop("type", None)
+  if kind not in _SPEC_TYPES:
+    raise ValueError(f"Unknown spec type {kind!r}; allowed: {sorted(_SPEC_TYPES)}.")
+  if "widths" in obj:
+    obj["widths"] = tuple(obj["widths"])
+  return _SPEC_TYPES[kind](**obj)

@@ -55,7 +55,7 @@ from neuroprog import specs as specs_lib
 from neuroprog.programs import layout as layout_lib
 
 GROUPINGS = ("orbit", "role")
-NODE_PE_DIM = 8
+NODE_PE_DIM = 10
 EDGE_PE_DIM = 2 * NODE_PE_DIM
 _PE_FREQS = (1.0, 0.3)
 
@@ -104,9 +104,10 @@ class _Builder:
     n = math.prod(shape)
     ids = self.n_nodes + np.arange(n).reshape(shape)
     self.n_nodes += n
-    local = np.zeros((n, 2), np.int64)
+    local = np.zeros((n, 4), np.int64)
     idx = np.indices(shape).reshape(len(shape), n).T
     local[:, :idx.shape[1]] = idx
+    local[:, 2:2 + len(shape)] = shape
     self._node_parts.append((self._role(name), self._slots(bias, shape), local))
     block = Block(name, ids, tuple(sym) if sym else (None,) * len(shape))
     self.blocks.append(block)
@@ -271,8 +272,10 @@ class NeuralGraph:
       appearance.
     node_role, edge_role: int32[N], int32[E] ids into `roles` (names such as
       "L0/attn/q" for nodes, "L0/attn/wq" for edges).
-    node_pe, edge_pe: positional encodings (sin/cos of the element's index
-      within its block; an edge's is [pe(sender), pe(receiver)]). They break
+    node_pe, edge_pe: positional encodings float32[N, 10] / [E, 20]: sin/cos
+      (frequencies 1, 0.3) of the node's index along each of up to two block
+      axes, and each index as a fraction of its axis length; an edge's is
+      [pe(sender), pe(receiver)]. They break
       the symmetry on purpose; meta-learners add them at initialization only.
     blocks: the node blocks with their symmetry axes (used by `symmetry`).
   """
@@ -326,7 +329,7 @@ class NeuralGraph:
 class BatchedNeuralGraph:
   """B copies of one neural graph as one jraph.GraphsTuple (static shapes).
 
-  graph: nodes float32[B*N, 8], edges float32[B*E, 16], senders/receivers
+  graph: nodes float32[B*N, 10], edges float32[B*E, 20], senders/receivers
     int32[B*E] offset per copy, n_node int32[B], n_edge int32[B].
   node_program/edge_program: int32[B*N] / int32[B*E], the copy (program)
     each element belongs to.
@@ -413,8 +416,12 @@ def neural_graph(spec: specs_lib.Spec, grouping: str = "orbit") -> NeuralGraph:
         "TransformerSpec, Seq2SeqSpec.")
   (node_role, node_slot, node_local, edge_role, senders, receivers,
    edge_slot) = b.arrays()
+  # sin/cos of the index along each block axis, plus the index as a fraction
+  # of the axis length (a ramp: lets a model compare positions, e.g. "input
+  # i < n", in a way that extends to unseen intents).
+  ramp = node_local[:, :2] / np.maximum(node_local[:, 2:4], 1)
   node_pe = np.concatenate(
-      [_sincos(node_local[:, 0]), _sincos(node_local[:, 1])], 1)
+      [_sincos(node_local[:, 0]), _sincos(node_local[:, 1]), ramp], 1)
   edge_pe = np.concatenate([node_pe[senders], node_pe[receivers]], 1)
   n_nodes, n_edges = len(node_slot), len(edge_slot)
   graph = jraph.GraphsTuple(

@@ -59,8 +59,8 @@ class MetaGNNNet(nn.Module):
   n_edge_msg_groups: int
   senders: np.ndarray          # int32[E], sorted node index, in sorted edge order
   receivers: np.ndarray        # int32[E]
-  node_pe: np.ndarray | None   # float32[N, 8] sorted, or None
-  edge_pe: np.ndarray | None   # float32[E, 16] sorted, or None
+  node_pe: np.ndarray | None   # float32[N, 10] sorted, or None
+  edge_pe: np.ndarray | None   # float32[E, 20] sorted, or None
   theta_source: np.ndarray     # int32[T]: index into [nodes; edges] (sorted)
   edge_endpoints: tuple        # per message round input: see GroupedEdgeInput
   d: int

@@ -46,6 +46,12 @@ class AddMod(base.Task):
   def intent_features(self, intent):
     return np.array([intent / 100.0, 2.0 / intent], np.float32)
 
+  def format_intent(self, intent):
+    return f"p={intent}"
+
+  def parse_intent(self, text):
+    return self._parse_keyed_int(text, "p")
+
   def params_of(self, intent):
     return (intent,)
 

@@ -93,7 +93,27 @@ class Task:
     """Target-network outputs -> predictions in the units of y."""
     raise NotImplementedError
 
+  def format_intent(self, intent: Intent) -> str:
+    """A short string for tables and files, e.g. "n=4"; parse_intent inverts it."""
+    raise NotImplementedError
+
+  def parse_intent(self, text) -> Intent:
+    """An intent from its string ("n=4", "p=83", "family=move_right,k=3")
+    or from an intent value; ValueError (the task's) when invalid."""
+    raise NotImplementedError
+
   # -- shared ---------------------------------------------------------------
+  def _parse_keyed_int(self, text, key):
+    if not isinstance(text, str):
+      return self.check_intent(text)
+    value = text.split("=", 1)[1] if text.startswith(f"{key}=") else text
+    try:
+      number = int(value)
+    except ValueError:
+      raise ValueError(f"{self.name}: cannot read an intent from {text!r}; "
+                       f"expected '{key}=<int>'.") from None
+    return self.check_intent(number)
+
   def _checked_list(self, field, intents):
     if isinstance(intents, (str, bytes)) or not hasattr(intents, "__iter__"):
       raise ValueError(f"{self.name}: {field} must be a sequence of intents, "

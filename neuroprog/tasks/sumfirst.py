@@ -43,6 +43,12 @@ class SumFirst(base.Task):
   def intent_features(self, intent):
     return np.array([intent / N_INPUTS], np.float32)
 
+  def format_intent(self, intent):
+    return f"n={intent}"
+
+  def parse_intent(self, text):
+    return self._parse_keyed_int(text, "n")
+
   def params_of(self, intent):
     return (intent,)
 

@@ -49,6 +49,31 @@ class Arc1D(base.Task):
       f[-1] = 1.0
     return f
 
+  def format_intent(self, intent):
+    fam, param = intent
+    return fam if param is None else f"{fam},k={param}"
+
+  def parse_intent(self, text):
+    """"flip", "move_right,k=3", "family=move_right,k=3" or "move_right,3"."""
+    if not isinstance(text, str):
+      return self.check_intent(text)
+    fields = [f.strip() for f in text.split(",") if f.strip()]
+    if not fields:
+      raise ValueError(f"arc1d: empty intent {text!r}.")
+    fam = fields[0].split("=", 1)[1] if fields[0].startswith("family=") else fields[0]
+    if len(fields) == 1:
+      return self.check_intent((fam, None))
+    if len(fields) > 2:
+      raise ValueError(f"arc1d: cannot read an intent from {text!r}; expected "
+                       "'family=<name>[,k=<int>]'.")
+    value = fields[1].split("=", 1)[-1]
+    try:
+      return self.check_intent((fam, int(value)))
+    except ValueError as e:
+      if value.lstrip("-").isdigit():
+        raise
+      raise ValueError(f"arc1d: parameter {value!r} in {text!r} is not an int.") from e
+
   def params_of(self, intent):
     fam, param = intent
     return (families.FAMILIES.index(fam), 0 if param is None else param)

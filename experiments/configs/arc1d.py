@@ -1,0 +1,51 @@
+"""Parameterized 1D-ARC at the paper's scale: 4 meta-learners x 10 seeds.
+
+OOD: MoveRight(3), MoveLeft(3), Recolor(4), Recolor(7), Scale(3);
+validation: MoveRight(4) (held out of training, used only to select a seed).
+
+  python -m experiments.synthesize --config=experiments/configs/arc1d.py \
+      --workdir=workdirs/arc1d
+
+Models are capacity-matched to 1,000,000 trainable parameters (within 10%).
+Expected run time and table: not yet measured (a GPU job; see
+BUILD_NOTES.md).
+"""
+
+import ml_collections
+
+# Widths from neuroprog.meta.task_configs("arc1d", intent_dim=11);
+# tests/test_configs.py re-checks the match.
+MODEL_CONFIGS = {
+    "direct": {"d_model": 248, "n_heads": 4, "n_layers": 2, "mlp_ratio": 2},
+    "meta_mlp": {"hidden": 56, "depth": 2},
+    "meta_gmlp": {"d_slot": 4, "hidden": 6, "grouping": "orbit", "use_pe": True},
+    "meta_gnn": {"d": 30, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
+                 "message_grouping": "role", "use_pe": True},
+}
+
+
+def get_config():
+  c = ml_collections.ConfigDict()
+  c.task = "arc1d"
+  c.models = ("direct", "meta_mlp", "meta_gmlp", "meta_gnn")
+  c.model_configs = MODEL_CONFIGS
+  c.learning_rates = {"direct": 1e-3, "meta_mlp": 1e-3, "meta_gmlp": 1e-3,
+                      "meta_gnn": 1e-3}
+  c.learning_rate = 1e-3
+  c.grad_clip = 1.0
+  c.schedule = "cosine"
+  c.ood_intents = ("move_right,k=3", "move_left,k=3", "recolor,k=4",
+                   "recolor,k=7", "scale,k=3")
+  c.val_intents = ("move_right,k=4",)
+  c.train_intents = None
+  c.seeds = 10
+  c.seed = 0
+  c.steps = 20000
+  c.intents_per_step = 8
+  c.examples_per_intent = 64
+  c.eval_examples = 500
+  c.eval_seed = 12345
+  c.log_every = 500
+  c.checkpoint_every = 2000
+  c.keep_checkpoints = 3
+  return c

@@ -1,0 +1,135 @@
+"""End-to-end: the main job on the tiny config; resume, determinism, failure."""
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+from experiments.configs import test as test_config
+from neuroprog import synthesis
+from neuroprog.train import loop
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _config(**overrides):
+  c = test_config.get_config()
+  c.update(overrides)
+  return c
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+  workdir = str(tmp_path_factory.mktemp("full"))
+  out = loop.train_and_evaluate(_config(), workdir)
+  return workdir, out
+
+
+def test_end_to_end_writes_every_output(full_run):
+  workdir, out = full_run
+  for f in ("config.json", "results.json", "results.md", "metrics.jsonl",
+            "ood_by_intent.png"):
+    assert os.path.getsize(os.path.join(workdir, f)) > 0, f
+  assert os.listdir(os.path.join(workdir, "tensorboard", "meta_gnn"))
+  with open(os.path.join(workdir, "results.json")) as f:
+    res = json.load(f)
+  assert set(res["models"]) == {"meta_mlp", "meta_gnn"}
+  m = res["models"]["meta_gnn"]
+  assert set(m["ood"]) == {"n=4", "n=8"} and set(m["val"]) == {"n=6"}
+  assert "n=4" not in m["id"] and "n=6" not in m["id"] and len(m["id"]) == 7
+  for acc in m["ood"].values():
+    assert len(acc) == 2 and all(0.0 <= a <= 1.0 for a in acc)
+  np.testing.assert_allclose(m["ood_mean"], np.mean(list(m["ood"].values()), 0))
+  lines = [json.loads(l) for l in open(os.path.join(workdir, "metrics.jsonl"))]
+  assert [l["step"] for l in lines if l["model"] == "meta_mlp"] == [10, 20, 30, 40]
+  assert all(np.isfinite(l["loss"]) and l["steps_per_s"] > 0 for l in lines)
+  table = open(os.path.join(workdir, "results.md")).read()
+  assert "OOD max over seeds" in table and "OOD of val-selected seed" in table
+  assert sorted(os.listdir(os.path.join(workdir, "checkpoints", "meta_mlp"))) == ["20", "40"]
+
+
+def test_training_reduces_the_loss(full_run):
+  workdir, _ = full_run
+  lines = [json.loads(l) for l in open(os.path.join(workdir, "metrics.jsonl"))]
+  mlp = [l["loss"] for l in lines if l["model"] == "meta_mlp"]
+  assert mlp[-1] < 0.5 * mlp[0]
+
+
+def test_resume_after_a_kill_matches_an_uninterrupted_run(full_run, tmp_path):
+  ref_dir, ref = full_run
+  cfg = _config(models=("meta_mlp",))
+  with pytest.raises(loop.Interrupted):
+    loop.train_and_evaluate(cfg, str(tmp_path), stop_at_step=30)   # after ckpt 20
+  out = loop.train_and_evaluate(cfg, str(tmp_path))                 # resumes at 20
+  assert out["models"]["meta_mlp"]["ood"] == ref["models"]["meta_mlp"]["ood"]
+  *_, params_a, step_a = synthesis.load_run(ref_dir, "meta_mlp")
+  *_, params_b, step_b = synthesis.load_run(str(tmp_path), "meta_mlp")
+  assert step_a == step_b == 40
+  for a, b in zip(jax.tree_util.tree_leaves(params_a), jax.tree_util.tree_leaves(params_b)):
+    np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
+
+
+def test_same_config_same_results(full_run, tmp_path):
+  _, ref = full_run
+  out = loop.train_and_evaluate(_config(models=("meta_mlp",)), str(tmp_path))
+  assert out["models"]["meta_mlp"]["ood"] == ref["models"]["meta_mlp"]["ood"]
+  assert out["models"]["meta_mlp"]["id"] == ref["models"]["meta_mlp"]["id"]
+
+
+def test_corrupt_latest_checkpoint_falls_back(full_run, tmp_path):
+  import shutil
+  src, _ = full_run
+  work = tmp_path / "w"
+  shutil.copytree(src, work)
+  for root, _, files in os.walk(work / "checkpoints" / "meta_mlp" / "40"):
+    for f in files:
+      open(os.path.join(root, f), "w").write("garbage")
+  *_, step = synthesis.load_run(str(work), "meta_mlp")
+  assert step == 20
+  for root, _, files in os.walk(work / "checkpoints" / "meta_mlp" / "20"):
+    for f in files:
+      open(os.path.join(root, f), "w").write("garbage")
+  with pytest.raises(RuntimeError, match=r"No readable checkpoint in .*meta_mlp"):
+    synthesis.load_run(str(work), "meta_mlp")
+
+
+def test_non_finite_loss_stops_with_model_seed_and_step(tmp_path):
+  cfg = _config(models=("meta_mlp",), learning_rates={"meta_mlp": 1e12},
+                schedule="constant", grad_clip=0.0, steps=20)
+  with pytest.raises(FloatingPointError, match=r"meta_mlp: non-finite loss .* at seed \d+, step \d+"):
+    loop.train_and_evaluate(cfg, str(tmp_path))
+
+
+def test_bad_configs():
+  with pytest.raises(ValueError, match=r"Unknown config key\(s\) \['sedes'\]"):
+    loop.validate_config({**_config().to_dict(), "sedes": 3})
+  with pytest.raises(ValueError, match="config.seeds must be a positive int"):
+    loop.validate_config({**_config().to_dict(), "seeds": 0})
+  with pytest.raises(ValueError, match="overlap"):
+    loop.build_task(_config(val_intents=("n=4",)))
+  with pytest.raises(ValueError, match="n=11 is outside its domain"):
+    loop.build_task(_config(ood_intents=("n=11",)))
+
+
+def test_synthesize_api_and_program_command(full_run, tmp_path):
+  workdir, _ = full_run
+  import neuroprog
+  spec, theta = neuroprog.synthesize(workdir, "n=4", model="meta_gnn")
+  assert theta.shape == (193,)
+  with pytest.raises(ValueError, match="n=0 is outside its domain"):
+    neuroprog.synthesize(workdir, 0, model="meta_gnn")
+  out = tmp_path / "p.npz"
+  cmd = [sys.executable, "-m", "experiments.synthesize_program", f"--workdir={workdir}",
+         "--model=meta_gnn", "--intent=n=4", f"--out={out}", "--examples=200"]
+  r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert r.returncode == 0, r.stderr[-2000:]
+  assert "exact match" in r.stdout
+  saved = np.load(out)
+  assert json.loads(str(saved["spec"]))["widths"] == [10, 16, 1]
+  np.testing.assert_allclose(saved["l0/w"], np.asarray(theta[:160]).reshape(10, 16), atol=1e-6)
+  bad = subprocess.run(cmd[:4] + ["--intent=n=11", f"--out={out}"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+  assert bad.returncode != 0 and "n=11 is outside its domain" in bad.stderr
