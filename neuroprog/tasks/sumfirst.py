@@ -54,8 +54,10 @@ class SumFirst(base.Task):
 
   def sample_params(self, key, params_BxP, n):
     count_B = params_BxP[:, 0]
-    digits = jax.random.randint(key, (count_B.shape[0], n, N_INPUTS), 0,
-                                MAX_DIGIT + 1)
+    # floor(U * 10) rather than randint: the same distribution (to float32
+    # resolution) at half the cost of randint's rejection-free threefry path.
+    u = jax.random.uniform(key, (count_B.shape[0], n, N_INPUTS))
+    digits = jnp.minimum(jnp.floor(u * (MAX_DIGIT + 1)), MAX_DIGIT).astype(jnp.int32)
     take_BxNxI = jnp.arange(N_INPUTS) < count_B[:, None, None]
     y = jnp.where(take_BxNxI, digits, 0).sum(-1).astype(jnp.float32)
     return encode_inputs(digits), y
