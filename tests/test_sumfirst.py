@@ -55,3 +55,14 @@ def test_targets_are_centred_and_scaled():
   assert float(task.predict(out, params)[0, 0]) == 22.0
   np.testing.assert_allclose(task.loss(out, jnp.array([[13.5]]), params), [[4.0]])
   np.testing.assert_allclose(sumfirst.encode_targets(jnp.array([0.0, 90.0])), [-5.0, 15.0])
+
+
+def test_digits_are_uniform_and_independent():
+  task = tasks.get("sumfirst")
+  x, _ = task.sample(jax.random.key(3), list(range(1, 11)), 2000)
+  d = sumfirst.decode_inputs(x).reshape(-1, 10)
+  freq = np.bincount(d.ravel(), minlength=10) / d.size
+  np.testing.assert_allclose(freq, 0.1, atol=0.005)
+  # Neighbouring positions (drawn from one random word) are uncorrelated.
+  assert abs(np.corrcoef(d[:, 3], d[:, 4])[0, 1]) < 0.02
+  assert abs(np.corrcoef(d[:, 4], d[:, 5])[0, 1]) < 0.02

@@ -54,10 +54,7 @@ class SumFirst(base.Task):
 
   def sample_params(self, key, params_BxP, n):
     count_B = params_BxP[:, 0]
-    # floor(U * 10) rather than randint: the same distribution (to float32
-    # resolution) at half the cost of randint's rejection-free threefry path.
-    u = jax.random.uniform(key, (count_B.shape[0], n, N_INPUTS))
-    digits = jnp.minimum(jnp.floor(u * (MAX_DIGIT + 1)), MAX_DIGIT).astype(jnp.int32)
+    digits = _digits(key, (count_B.shape[0], n))
     take_BxNxI = jnp.arange(N_INPUTS) < count_B[:, None, None]
     y = jnp.where(take_BxNxI, digits, 0).sum(-1).astype(jnp.float32)
     return encode_inputs(digits), y
@@ -74,6 +71,19 @@ class SumFirst(base.Task):
 
   def predict(self, outputs, params_BxP):
     return jnp.round(_CENTRE * outputs[..., 0] + _Y_CENTRE)
+
+
+_POW10 = np.array([1, 10, 100, 1000, 10000], np.uint32)
+
+
+def _digits(key, lead_shape):
+  """int32[*lead_shape, 10] uniform digits: five decimal digits from each of
+  two random uint32 words (5x fewer random bits than one draw per digit, the
+  sampler's bottleneck). Non-uniformity from 2^32 not being a multiple of
+  10^5 is below 2.4e-5 per digit value."""
+  bits = jax.random.bits(key, lead_shape + (2,), jnp.uint32)
+  digits = (bits[..., None] // _POW10) % 10
+  return digits.reshape(lead_shape + (N_INPUTS,)).astype(jnp.int32)
 
 
 def encode_inputs(digits):
