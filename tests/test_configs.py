@@ -16,7 +16,7 @@ def test_paper_configs_are_valid_and_capacity_matched(name):
   task = loop.build_task(config)
   assert config.seeds == 10
   assert set(task.ood_intents).isdisjoint(task.train_intents)
-  assert set(getattr(task, "val_intents", ())).isdisjoint(task.train_intents)
+  assert set(task.val_intents).isdisjoint(task.train_intents)
   budget = meta.DEFAULT_BUDGETS[name]
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()

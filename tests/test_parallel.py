@@ -4,10 +4,8 @@ import os
 import subprocess
 import sys
 
-import jax
 import numpy as np
 
-from neuroprog.train import parallel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,9 +44,3 @@ def test_eight_devices_match_one(tmp_path):
   np.testing.assert_allclose(np.array(eight["params"]), np.array(one["params"]),
                              rtol=1e-5, atol=1e-6)
   assert eight["ood"] == one["ood"]
-
-
-def test_seed_mesh_uses_a_divisor_of_the_seed_count():
-  devices = jax.devices() * 1
-  mesh = parallel.seed_mesh(3, devices)
-  assert mesh.size == 1 and mesh.axis_names == ("seeds",)

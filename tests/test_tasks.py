@@ -47,6 +47,10 @@ def test_overrides():
   assert task.train_intents == (2, 3, 5) and task.ood_intents == (83, 89)
   with pytest.raises(ValueError, match=r"overlap in \[5\]"):
     tasks.get("addmod", ood_intents=[5], train_intents=[3, 5])
+  held = tasks.get("sumfirst", ood_intents=[4, 8], val_intents=[6])
+  assert held.val_intents == (6,) and 6 not in held.train_intents
+  with pytest.raises(ValueError, match=r"val_intents and ood_intents overlap in \[4\]"):
+    tasks.get("sumfirst", ood_intents=[4, 8], val_intents=[4])
   with pytest.raises(ValueError, match=r"Unknown override\(s\) \['ood'\].*ood_intents"):
     tasks.get("addmod", ood=[83])
   with pytest.raises(ValueError, match=r"Unknown task 'sumlast'.*'sumfirst', 'addmod', 'arc1d'"):

@@ -20,8 +20,9 @@ NAMES = tuple(_TASKS)
 def get(name: str, **overrides) -> Task:
   """The task `name` ("sumfirst" | "addmod" | "arc1d").
 
-  Overrides (keyword-only): train_intents, ood_intents (disjoint sequences of
-  intents; train defaults to every intent not in ood), spec (a target spec).
+  Overrides (keyword-only): train_intents, ood_intents, val_intents (disjoint
+  sequences of intents; train defaults to every intent in neither of the
+  others), spec (a target spec).
   Unknown names or override keys raise ValueError.
   """
   if name not in _TASKS:

@@ -29,6 +29,8 @@ class Task:
     spec: the default target spec of the task.
     intents: every valid intent, in a fixed order.
     train_intents, ood_intents: disjoint subsets of `intents`.
+    val_intents: held out of training and disjoint from the OOD intents;
+      used only to select among trained models (default: none).
     feature_dim: F, the length of `intent_features(intent)`.
     param_dim: P, the width of `intent_params(intents)`.
   """
@@ -39,24 +41,31 @@ class Task:
 
   def __init__(self, *, train_intents: Sequence[Intent] | None = None,
                ood_intents: Sequence[Intent] | None = None,
+               val_intents: Sequence[Intent] = (),
                spec: specs_lib.Spec | None = None):
     self.spec = spec if spec is not None else specs_lib.default_spec(self.name)
     self.intents = tuple(self.all_intents())
     ood = self._checked_list(
         "ood_intents", self.default_ood if ood_intents is None else ood_intents)
+    val = self._checked_list("val_intents", val_intents)
     if train_intents is None:
-      train = tuple(i for i in self.intents if i not in set(ood))
+      train = tuple(i for i in self.intents if i not in set(ood) | set(val))
     else:
       train = self._checked_list("train_intents", train_intents)
-    overlap = sorted(set(train) & set(ood), key=str)
-    if overlap:
-      raise ValueError(
-          f"{self.name}: train_intents and ood_intents overlap in {overlap}; "
-          "OOD intents must never be trained on.")
+    for (a, xs), (b, ys) in (
+        (("train_intents", train), ("ood_intents", ood)),
+        (("train_intents", train), ("val_intents", val)),
+        (("val_intents", val), ("ood_intents", ood))):
+      overlap = sorted(set(xs) & set(ys), key=str)
+      if overlap:
+        raise ValueError(
+            f"{self.name}: {a} and {b} overlap in {overlap}; held-out intents "
+            "must never be trained on, and validation must not see OOD tests.")
     if not train:
       raise ValueError(f"{self.name}: train_intents is empty.")
     self.train_intents = train
     self.ood_intents = ood
+    self.val_intents = val
     self._sample_jit = jax.jit(self.sample_params, static_argnums=2)
 
   # -- to implement -------------------------------------------------------

@@ -91,21 +91,12 @@ def build_task(config) -> tasks.Task:
   """The task with OOD, validation and training intents from the config."""
   probe = tasks.get(config.task)
   parse = lambda xs: tuple(probe.parse_intent(x) for x in xs)
-  ood = parse(_get(config, "ood_intents")) if _get(config, "ood_intents") is not None \
-      else probe.default_ood
-  val = parse(_get(config, "val_intents"))
-  clash = sorted(set(val) & set(ood), key=str)
-  if clash:
-    raise ValueError(f"val_intents and ood_intents overlap in {clash}; "
-                     "validation intents must be disjoint from OOD test intents.")
+  ood = _get(config, "ood_intents")
   train = _get(config, "train_intents")
-  if train is None:
-    train = tuple(i for i in probe.intents if i not in set(ood) | set(val))
-  else:
-    train = parse(train)
-  task = tasks.get(config.task, train_intents=train, ood_intents=ood)
-  task.val_intents = val
-  return task
+  return tasks.get(config.task,
+                   ood_intents=None if ood is None else parse(ood),
+                   val_intents=parse(_get(config, "val_intents")),
+                   train_intents=None if train is None else parse(train))
 
 
 def create_model(config, task, name) -> meta.MetaModel:

@@ -98,6 +98,3 @@ class Arc1D(base.Task):
   def exact_match(self, outputs, y, params_BxP):
     ok = (self.predict(outputs, params_BxP) == y) | (y == families.PAD)
     return ok.all(-1).astype(jnp.float32)
-
-  def family_of(self, intent) -> str:
-    return intent[0]
