@@ -1,0 +1,35 @@
+"""PNAG on NAS-Bench-201: train on a random half of the 15,625 cells, sample 1,000.
+
+  python -m experiments.generate --config=experiments/configs/pnag_nb201.py \
+      --workdir=workdirs/pnag_nb201
+
+Measured run time and results: see BUILD_NOTES.md ("PNAG, NB201").
+"""
+
+import ml_collections
+
+
+def get_config():
+  c = ml_collections.ConfigDict()
+  c.space = "nb201"
+  c.seed = 0
+  c.train_fraction = 0.5
+  c.train_size = 20000          # unused for NB201 (the space is enumerated)
+  c.heldout_size = 2000
+  c.scales = (1, 2, 4, 8)
+  c.ae = {"hidden": 64, "channels": 16, "codebook_size": 64, "rounds": 2,
+          "codebook": "ema", "scc_weight": 1.0, "scc_decode_weight": 0.3}
+  c.gen = {"width": 32, "depth": 2, "heads": 2, "mlp_ratio": 4, "cond_dim": 16}
+  c.batch_size = 128
+  c.ae_steps = 500
+  c.gen_steps = 1500
+  c.ae_learning_rate = 2e-3
+  c.gen_learning_rate = 2e-3
+  c.num_samples = 1000
+  c.sample_seed = 1
+  c.temperature = 1.0
+  c.top_k = 0
+  c.log_every = 100
+  c.checkpoint_every = 500
+  c.keep_checkpoints = 2
+  return c

@@ -1,0 +1,12 @@
+"""Progressive neural architecture generation (PNAG).
+
+spaces: NB201 / MBV3 / DARTS in the op-on-node encoding; autoencoder: graph
+encoder + multi-scale quantizer + decoder (stage 1); generator: AdaLN
+next-scale transformer (stage 2); model: the trained bundle and the jitted
+sampler; metrics: validity, uniqueness, novelty; train: both stages end to end.
+"""
+
+from neuroprog.pnag import metrics, msq, spaces
+from neuroprog.pnag.model import PNAG, Samples, sample
+
+__all__ = ["PNAG", "Samples", "sample", "metrics", "msq", "spaces"]

@@ -1,0 +1,193 @@
+"""A trained PNAG system (both stages) and its jitted sampler.
+
+`PNAG` bundles the search space, the two configs and the parameters; it is
+what `neuroprog.pnag.load(workdir)` returns and what `sample` takes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from neuroprog.pnag import autoencoder as ae_lib
+from neuroprog.pnag import generator as gen_lib
+from neuroprog.pnag import msq
+from neuroprog.pnag import spaces
+
+
+@dataclasses.dataclass(frozen=True)
+class PNAG:
+  """Search space, stage configs and parameters of a trained system.
+
+  Attributes:
+    space: the `SearchSpace`.
+    ae_cfg, gen_cfg: stage-1 and stage-2 configs (static).
+    ae_params: encoder/decoder parameters; codebook: float32 [K, C].
+    gen_params: generator parameters.
+  """
+  space: spaces.SearchSpace
+  ae_cfg: ae_lib.AEConfig
+  gen_cfg: gen_lib.GenConfig
+  ae_params: Any
+  codebook: jax.Array
+  gen_params: Any
+
+  @property
+  def autoencoder(self) -> ae_lib.Autoencoder:
+    return _autoencoder(self.ae_cfg)
+
+  @property
+  def generator(self) -> gen_lib.GeneratorModules:
+    return _generator(self.gen_cfg)
+
+
+@functools.lru_cache(maxsize=None)
+def _autoencoder(cfg):
+  return ae_lib.Autoencoder(cfg)
+
+
+@functools.lru_cache(maxsize=None)
+def _generator(cfg):
+  return gen_lib.GeneratorModules(cfg)
+
+
+def teacher_inputs(indices, codebook_KxC, scales, size) -> jax.Array:
+  """Next-scale inputs float32 [B, L, C] for teacher forcing from token maps.
+
+  Position block t holds the reconstruction after scales < t pooled to n_t
+  (zeros for t = 0, which the generator ignores).
+  """
+  b, c = indices[0].shape[0], codebook_KxC.shape[1]
+  parts = [jnp.zeros((b, scales[0] ** 2, c))]
+  f_hat = jnp.zeros((b, size, size, c))
+  for t in range(1, len(scales)):
+    f_hat = f_hat + msq.upsample(codebook_KxC[indices[t - 1]], size)
+    parts.append(msq.pool(f_hat, scales[t]).reshape(b, -1, c))
+  return jnp.concatenate(parts, 1)
+
+
+def flat_tokens(indices) -> jax.Array:
+  """int32 [B, L]: the token maps of all scales, coarse to fine, row-major."""
+  return jnp.concatenate([i.reshape(i.shape[0], -1) for i in indices], 1)
+
+
+def generator_loss(gen: gen_lib.GeneratorModules, params, inputs_BxLxC, tokens_BxL,
+                   cond_BxC=None):
+  """Mean token cross-entropy and token accuracy of teacher-forced next-scale prediction."""
+  logits = gen.apply({"params": params}, inputs_BxLxC, cond_BxC)
+  logp = jax.nn.log_softmax(logits)
+  ce = -jnp.mean(jnp.take_along_axis(logp, tokens_BxL[..., None], -1))
+  acc = jnp.mean(logits.argmax(-1) == tokens_BxL)
+  return ce, acc
+
+
+class Samples(NamedTuple):
+  """What `sample` returns. archs[i] is None where the graph is invalid."""
+  archs: list
+  ops: np.ndarray        # int32 [n, N]
+  adj: np.ndarray        # float32 [n, N, N]
+  valid: np.ndarray      # bool [n]
+
+
+def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance):
+  """The jitted function (ae_params, codebook, gen_params, key, cond) -> (ops, adj)."""
+  ae = _autoencoder(ae_cfg)
+  gen = _generator(gen_cfg)
+  scales, size = gen_cfg.scales, ae_cfg.num_nodes
+
+  def draw(key, logits):
+    logits = logits / temperature
+    if top_k:
+      kth = jax.lax.top_k(logits, top_k)[0][..., -1:]
+      logits = jnp.where(logits < kth, -jnp.inf, logits)
+    return jax.random.categorical(key, logits).astype(jnp.int32)
+
+  def run(ae_params, codebook, gen_params, key, cond_BxC):
+    guided = cond_BxC is not None and guidance != 1.0
+    b = 2 * n if guided else n
+    v = {"params": gen_params}
+    cvec = gen.apply(v, cond_BxC, n, method=gen_lib.GeneratorModules.embed_condition)
+    if guided:   # classifier-free guidance: conditional and null rows together
+      cnull = gen.apply(v, None, n, method=gen_lib.GeneratorModules.embed_condition)
+      cvec = jnp.concatenate([cvec, cnull])
+    caches = gen_lib.empty_caches(gen_cfg, b)
+    f_hat = jnp.zeros((n, size, size, ae_cfg.channels))
+    x = None
+    for t, s in enumerate(scales):
+      if t > 0:
+        x = msq.pool(f_hat, s).reshape(n, s * s, -1)
+        if guided:
+          x = jnp.concatenate([x, x])
+      logits, caches = gen.apply(v, t, x, cvec, caches,
+                                 method=gen_lib.GeneratorModules.sample_scale)
+      if guided:
+        logits = logits[n:] + guidance * (logits[:n] - logits[n:])
+      idx = draw(jax.random.fold_in(key, t), logits).reshape(n, s, s)
+      f_hat = f_hat + msq.upsample(codebook[idx], size)
+    op_logits, adj_logits = ae.decode_map(ae_params, f_hat)
+    return op_logits.argmax(-1).astype(jnp.int32), (adj_logits > 0).astype(jnp.float32)
+
+  return run
+
+
+@functools.lru_cache(maxsize=32)
+def sampler(ae_cfg, gen_cfg, n: int, temperature: float = 1.0, top_k: int = 0,
+            guidance: float = 1.0):
+  """`jit`-compiled graph sampler for a batch of n (cached per configuration).
+
+  Returns f(ae_params, codebook, gen_params, key, cond [n, cond_dim] or None)
+  -> (ops int32 [n, N], adj float32 [n, N, N]). Everything from the first
+  scale's logits to the decoded graph is one XLA program.
+  """
+  if temperature <= 0:
+    raise ValueError(f"temperature must be > 0, got {temperature}.")
+  if not 0 <= top_k <= gen_cfg.codebook_size:
+    raise ValueError(f"top_k must lie in 0..{gen_cfg.codebook_size}, got {top_k}.")
+  return jax.jit(_sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance))
+
+
+def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
+           temperature: float = 1.0, top_k: int = 0, guidance: float = 1.0,
+           batch_size: int = 4096) -> Samples:
+  """Draws n architectures from a trained PNAG.
+
+  Args:
+    model: a trained `PNAG` (e.g. `neuroprog.pnag.load(workdir)`).
+    key: a JAX PRNG key.
+    n: number of architectures (drawn in jitted batches of `batch_size`).
+    condition: None (the learned null condition) or float32 [n, cond_dim]
+      (or [cond_dim], broadcast) for the conditional generator.
+    temperature, top_k: sampling of each token (top_k 0: no truncation).
+    guidance: classifier-free guidance scale (1.0: plain conditional).
+
+  Returns:
+    `Samples(archs, ops, adj, valid)`; archs[i] is the decoded architecture,
+    or None where the generated graph is not valid in the space.
+  """
+  if not isinstance(n, int) or n < 1:
+    raise ValueError(f"n must be a positive int, got {n!r}.")
+  cond = None
+  if condition is not None:
+    cond = jnp.asarray(condition, jnp.float32)
+    if cond.ndim == 1:
+      cond = jnp.broadcast_to(cond, (n, cond.shape[0]))
+    if cond.shape != (n, model.gen_cfg.cond_dim):
+      raise ValueError(f"condition must be [{n}, {model.gen_cfg.cond_dim}] or "
+                       f"[{model.gen_cfg.cond_dim}], got {tuple(cond.shape)}.")
+  ops, adj = [], []
+  for i, lo in enumerate(range(0, n, batch_size)):
+    m = min(batch_size, n - lo)
+    fn = sampler(model.ae_cfg, model.gen_cfg, m, float(temperature), int(top_k),
+                 float(guidance))
+    o, a = fn(model.ae_params, model.codebook, model.gen_params,
+              jax.random.fold_in(key, i), None if cond is None else cond[lo:lo + m])
+    ops.append(np.asarray(o))
+    adj.append(np.asarray(a))
+  ops, adj = np.concatenate(ops), np.concatenate(adj)
+  archs = [model.space.try_decode(o, a) for o, a in zip(ops, adj)]
+  return Samples(archs, ops, adj, np.array([a is not None for a in archs]))

@@ -1,0 +1,147 @@
+"""The search-space interface shared by NAS-Bench-201, MobileNetV3 and DARTS.
+
+Every space represents an architecture as a fixed-size *op-on-node* graph:
+`ops_NxV` (one-hot operation per node, float32) and `adj_NxN` (adj[i, j] = 1
+when node i feeds node j, float32), with a node order fixed per space and
+documented in its module. Architectures themselves are plain hashable Python
+values (tuples or NamedTuples); `to_string`/`from_string` speak the
+community's string format and `canonical` gives the string used to decide
+whether two architectures are the same.
+
+`is_valid(ops, adj)` is "decodes, and re-encoding the decoded architecture
+gives back exactly (ops, adj)": one definition for every space, as strict as
+each space's published rules plus a check that the wiring is the space's.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+Arch = Any
+RngLike = Union[int, np.random.Generator, None]
+
+
+def as_rng(rng: RngLike) -> np.random.Generator:
+  if isinstance(rng, np.random.Generator):
+    return rng
+  return np.random.default_rng(rng)
+
+
+def op_indices(ops: np.ndarray, num_ops: int, num_nodes: int) -> np.ndarray:
+  """int [N] from int indices [N] or an exactly one-hot float matrix [N, V].
+
+  Raises ValueError for other shapes, rows that are not one-hot, or indices
+  outside 0..V-1.
+  """
+  ops = np.asarray(ops)
+  if ops.shape == (num_nodes, num_ops):
+    ok = np.all((ops == 0) | (ops == 1), axis=1) & (ops.sum(1) == 1)
+    if not ok.all():
+      raise ValueError(f"ops row {int(np.argmin(ok))} is not one-hot: "
+                       f"{ops[int(np.argmin(ok))].tolist()}")
+    return ops.argmax(1)
+  if ops.shape == (num_nodes,) and np.issubdtype(ops.dtype, np.integer):
+    if ops.min() < 0 or ops.max() >= num_ops:
+      raise ValueError(f"op indices must lie in 0..{num_ops - 1}, got "
+                       f"{ops.tolist()}")
+    return ops
+  raise ValueError(f"ops must be one-hot [{num_nodes}, {num_ops}] or int "
+                   f"[{num_nodes}], got shape {ops.shape} ({ops.dtype}).")
+
+
+class SearchSpace(abc.ABC):
+  """A NAS search space in the op-on-node encoding.
+
+  Attributes:
+    name: "nb201" | "mbv3" | "darts".
+    op_names: the V node types; `ops_NxV[:, v]` is op_names[v].
+    num_nodes: N.
+  """
+  name: str
+  op_names: tuple[str, ...]
+  num_nodes: int
+
+  @property
+  def num_ops(self) -> int:
+    return len(self.op_names)
+
+  # ---- strings ------------------------------------------------------------
+  @abc.abstractmethod
+  def from_string(self, s: str) -> Arch:
+    """Parses the community string; ValueError names the bad token and its position."""
+
+  @abc.abstractmethod
+  def to_string(self, arch: Arch) -> str:
+    """The community string of `arch`."""
+
+  def canonical(self, arch: Arch) -> str:
+    """The string that identifies `arch` up to representation-level symmetry."""
+    return self.to_string(arch)
+
+  # ---- graphs -------------------------------------------------------------
+  @abc.abstractmethod
+  def encode_indices(self, arch: Arch) -> tuple[np.ndarray, np.ndarray]:
+    """(op index int32 [N], adjacency float32 [N, N]) of `arch`."""
+
+  @abc.abstractmethod
+  def decode_indices(self, ops_N: np.ndarray, adj_NxN: np.ndarray) -> Arch:
+    """The architecture of a graph, or ValueError saying what is wrong."""
+
+  def encode(self, arch: Arch) -> tuple[np.ndarray, np.ndarray]:
+    """(ops one-hot float32 [N, V], adjacency float32 [N, N])."""
+    idx, adj = self.encode_indices(arch)
+    return np.eye(self.num_ops, dtype=np.float32)[idx], adj
+
+  def encode_batch(self, archs: Sequence[Arch]) -> tuple[np.ndarray, np.ndarray]:
+    """(op indices int32 [B, N], adjacency float32 [B, N, N])."""
+    pairs = [self.encode_indices(a) for a in archs]
+    return (np.stack([p[0] for p in pairs]).astype(np.int32),
+            np.stack([p[1] for p in pairs]).astype(np.float32))
+
+  def decode(self, ops: np.ndarray, adj: np.ndarray) -> Arch:
+    """The inverse of `encode` (ops one-hot [N, V] or int [N]); ValueError if invalid."""
+    idx = op_indices(ops, self.num_ops, self.num_nodes)
+    adj = np.asarray(adj)
+    if adj.shape != (self.num_nodes, self.num_nodes):
+      raise ValueError(f"adj must be [{self.num_nodes}, {self.num_nodes}], got "
+                       f"{adj.shape}.")
+    if not np.all((adj == 0) | (adj == 1)):
+      raise ValueError("adj must hold only 0 and 1.")
+    arch = self.decode_indices(idx, adj)
+    idx2, adj2 = self.encode_indices(arch)
+    if not np.array_equal(idx2, idx):
+      raise ValueError("ops do not re-encode to themselves.")
+    if not np.array_equal(adj2, adj):
+      bad = np.argwhere(adj2 != adj)[0]
+      raise ValueError(f"adjacency entry {tuple(bad.tolist())} is "
+                       f"{int(adj[tuple(bad)])}, the space's wiring needs "
+                       f"{int(adj2[tuple(bad)])}.")
+    return arch
+
+  def try_decode(self, ops: np.ndarray, adj: np.ndarray) -> Optional[Arch]:
+    """`decode`, or None for an invalid graph."""
+    try:
+      return self.decode(ops, adj)
+    except ValueError:
+      return None
+
+  def is_valid(self, ops: np.ndarray, adj: np.ndarray) -> bool:
+    """Whether (ops, adj) is an architecture of this space (see module doc)."""
+    return self.try_decode(ops, adj) is not None
+
+  # ---- sampling -----------------------------------------------------------
+  @abc.abstractmethod
+  def sample(self, rng: RngLike, n: int) -> list[Arch]:
+    """`n` architectures drawn uniformly from the (valid) space."""
+
+  @property
+  @abc.abstractmethod
+  def size(self) -> int:
+    """Number of distinct canonical architectures."""
+
+  def __repr__(self) -> str:
+    return (f"{type(self).__name__}(name={self.name!r}, N={self.num_nodes}, "
+            f"V={self.num_ops}, size={self.size})")

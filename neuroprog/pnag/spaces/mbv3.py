@@ -1,0 +1,131 @@
+"""Once-for-all MobileNetV3: 5 stages of 2..4 inverted-residual layers.
+
+Each present layer has a kernel size in {3, 5, 7} and an expand ratio in
+{3, 4, 6}; stage depth is in {2, 3, 4}. An architecture is a 5-tuple of
+stages, each a tuple of (kernel, expand) pairs of length = depth.
+
+String format: OFA's subnet config as JSON, `{"ks": [20 ints], "e": [20 ints],
+"d": [5 ints]}`, layer l of stage s at position 4 s + l. Entries of layers
+beyond a stage's depth are ignored by OFA; `from_string` accepts any of the
+allowed values or 0 there and `to_string` writes 0, so the string of an
+architecture is canonical.
+
+Op-on-node encoding, N = 20 nodes (layer slots, stage-major), V = 10 types:
+`none` (slot unused) and `k{k}_e{e}` for the 9 layer types. adj[i, j] = 1
+when j is the next present layer after present layer i (a chain through the
+network across stages).
+
+Validity: DiffusionNAG's rule (layers 1 and 2 of every stage present; layer 4
+only if layer 3 is) and the chain adjacency of the present layers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from neuroprog.pnag.spaces import base
+
+KERNELS = (3, 5, 7)
+EXPANDS = (3, 4, 6)
+DEPTHS = (2, 3, 4)
+NUM_STAGES, MAX_DEPTH = 5, 4
+LAYER_TYPES = tuple((k, e) for k in KERNELS for e in EXPANDS)
+OP_NAMES = ("none",) + tuple(f"k{k}_e{e}" for k, e in LAYER_TYPES)
+NUM_NODES = NUM_STAGES * MAX_DEPTH
+
+
+class MBV3(base.SearchSpace):
+  """OFA MobileNetV3 (sum over stages of 9^d: about 2e19 architectures)."""
+  name = "mbv3"
+  op_names = OP_NAMES
+  num_nodes = NUM_NODES
+
+  @property
+  def size(self) -> int:
+    return sum(9 ** d for d in DEPTHS) ** NUM_STAGES
+
+  def _check(self, arch) -> None:
+    ok = isinstance(arch, tuple) and len(arch) == NUM_STAGES and all(
+        isinstance(st, tuple) and len(st) in DEPTHS
+        and all(isinstance(l, tuple) and l in LAYER_TYPES for l in st) for st in arch)
+    if not ok:
+      raise ValueError(f"MBV3 architecture must be 5 stages of 2..4 (kernel, "
+                       f"expand) pairs from {list(LAYER_TYPES)}, got {arch!r}.")
+
+  def from_string(self, s: str):
+    try:
+      cfg = json.loads(s)
+    except (TypeError, json.JSONDecodeError) as e:
+      pos = getattr(e, "pos", 0)
+      raise ValueError(f"MBV3 string is not JSON: {str(e)} (position {pos} of "
+                       f"{s!r}).") from None
+    if not isinstance(cfg, dict) or set(cfg) != {"ks", "e", "d"}:
+      raise ValueError(f"MBV3 config must have exactly the keys 'ks', 'e', 'd', got "
+                       f"{sorted(cfg) if isinstance(cfg, dict) else type(cfg).__name__}.")
+    for key, n in (("ks", NUM_NODES), ("e", NUM_NODES), ("d", NUM_STAGES)):
+      if not isinstance(cfg[key], list) or len(cfg[key]) != n:
+        raise ValueError(f"MBV3 '{key}' must be a list of {n} ints, got {cfg[key]!r}.")
+    stages = []
+    for st in range(NUM_STAGES):
+      d = cfg["d"][st]
+      if d not in DEPTHS:
+        raise ValueError(f"MBV3 bad depth {d!r} at 'd' position {st}; allowed: "
+                         f"{list(DEPTHS)}.")
+      layers = []
+      for l in range(MAX_DEPTH):
+        pos = st * MAX_DEPTH + l
+        for key, allowed in (("ks", KERNELS), ("e", EXPANDS)):
+          v = cfg[key][pos]
+          if v not in allowed and not (l >= d and v == 0):
+            raise ValueError(f"MBV3 bad value {v!r} at '{key}' position {pos}; "
+                             f"allowed: {list(allowed)}" + (" or 0" if l >= d else "") + ".")
+        if l < d:
+          layers.append((cfg["ks"][pos], cfg["e"][pos]))
+      stages.append(tuple(layers))
+    return tuple(stages)
+
+  def to_string(self, arch) -> str:
+    self._check(arch)
+    ks, e = [0] * NUM_NODES, [0] * NUM_NODES
+    for st, layers in enumerate(arch):
+      for l, (k, x) in enumerate(layers):
+        ks[st * MAX_DEPTH + l], e[st * MAX_DEPTH + l] = k, x
+    return json.dumps({"ks": ks, "e": e, "d": [len(st) for st in arch]})
+
+  def encode_indices(self, arch):
+    self._check(arch)
+    idx = np.zeros(NUM_NODES, np.int32)
+    for st, layers in enumerate(arch):
+      for l, layer in enumerate(layers):
+        idx[st * MAX_DEPTH + l] = 1 + LAYER_TYPES.index(layer)
+    return idx, _chain(idx)
+
+  def decode_indices(self, ops_N, adj_NxN):
+    stages = []
+    for st in range(NUM_STAGES):
+      present = ops_N[st * MAX_DEPTH:(st + 1) * MAX_DEPTH] > 0
+      if not (present[0] and present[1]):
+        raise ValueError(f"stage {st}: layers 1 and 2 must be present.")
+      if present[3] and not present[2]:
+        raise ValueError(f"stage {st}: layer 4 is present without layer 3.")
+      stages.append(tuple(LAYER_TYPES[i - 1] for i in
+                          ops_N[st * MAX_DEPTH:(st + 1) * MAX_DEPTH] if i > 0))
+    return tuple(stages)
+
+  def sample(self, rng, n):
+    rng = base.as_rng(rng)
+    # Uniform over architectures: a stage of depth d has 9^d configurations.
+    w = np.array([9.0 ** d for d in DEPTHS])
+    depths = rng.choice(DEPTHS, size=(n, NUM_STAGES), p=w / w.sum())
+    types = rng.integers(0, len(LAYER_TYPES), size=(n, NUM_STAGES, MAX_DEPTH))
+    return [tuple(tuple(LAYER_TYPES[types[i, s, l]] for l in range(depths[i, s]))
+                  for s in range(NUM_STAGES)) for i in range(n)]
+
+
+def _chain(idx: np.ndarray) -> np.ndarray:
+  adj = np.zeros((NUM_NODES, NUM_NODES), np.float32)
+  present = np.flatnonzero(idx > 0)
+  adj[present[:-1], present[1:]] = 1
+  return adj

@@ -1,0 +1,374 @@
+"""`train_and_evaluate(config, workdir)`: both PNAG stages, then 1,000 samples.
+
+1. Training set: NB201, a random `train_fraction` of the 15,625 cells (the
+   rest is held out, so novelty means something); MBV3 and DARTS,
+   `train_size` uniform samples (their spaces are far too large to list).
+2. Stage 1 (autoencoder) for `ae_steps`, then the training set is tokenized
+   once with the final stage-1 parameters.
+3. Stage 2 (generator) for `gen_steps` on those token maps.
+4. `num_samples` architectures from the jitted sampler; metrics and files.
+
+Each stage runs `log_every` steps per jitted `lax.scan`, batches drawn inside
+the program from `fold_in(key(seed), step)`, and saves an orbax checkpoint
+every `checkpoint_every` steps (keeping `keep_checkpoints`); a rerun on the
+same workdir resumes from the latest readable one and gives the results of an
+uninterrupted run.
+
+Writes to workdir: config.json, checkpoints/{stage1,stage2}/, metrics.jsonl,
+tensorboard/, samples.txt (one canonical string per line, invalid samples as
+`INVALID`), results.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+import optax
+
+from neuroprog.pnag import autoencoder as ae_lib
+from neuroprog.pnag import generator as gen_lib
+from neuroprog.pnag import metrics as metrics_lib
+from neuroprog.pnag import model as model_lib
+from neuroprog.pnag import spaces
+from neuroprog.train import checkpoint
+from neuroprog.train.loop import logger
+from neuroprog.train.results import MetricWriter
+
+DEFAULT_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (1, 2, 4, 8, 12, 20),
+                  "darts": (1, 2, 4, 8, 14, 22)}
+AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
+           "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales")
+GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim")
+CONFIG_DEFAULTS = {
+    "space": None,
+    "seed": 0,
+    "train_fraction": 0.5,      # NB201: share of the 15,625 cells used for training
+    "train_size": 20000,        # MBV3 / DARTS: uniform samples used for training
+    "heldout_size": 2000,       # held-out architectures for reconstruction accuracy
+    "scales": None,             # None: DEFAULT_SCALES[space]
+    "ae": {},                   # AEConfig fields (AE_KEYS)
+    "gen": {},                  # GenConfig fields (GEN_KEYS)
+    "batch_size": 256,
+    "ae_steps": 600,
+    "gen_steps": 1500,
+    "ae_learning_rate": 2e-3,
+    "gen_learning_rate": 1e-3,
+    "num_samples": 1000,
+    "sample_seed": 1,
+    "temperature": 1.0,
+    "top_k": 0,
+    "log_every": 100,
+    "checkpoint_every": 500,
+    "keep_checkpoints": 2,
+}
+
+
+def validate_config(config) -> None:
+  """ValueError for unknown keys, a missing space and bad values."""
+  unknown = sorted(set(config.keys()) - set(CONFIG_DEFAULTS))
+  if unknown:
+    raise ValueError(f"Unknown config key(s) {unknown}; allowed: {sorted(CONFIG_DEFAULTS)}.")
+  if "space" not in config:
+    raise ValueError("Config is missing the required key 'space'.")
+  spaces.get(config.space)
+  for key, allowed in (("ae", AE_KEYS), ("gen", GEN_KEYS)):
+    bad = sorted(set(dict(_get(config, key))) - set(allowed))
+    if bad:
+      raise ValueError(f"Unknown config.{key} key(s) {bad}; allowed: {list(allowed)}.")
+  for k in ("train_size", "heldout_size", "batch_size", "ae_steps", "gen_steps",
+            "num_samples", "log_every", "checkpoint_every", "keep_checkpoints"):
+    v = _get(config, k)
+    if not isinstance(v, int) or v <= 0:
+      raise ValueError(f"config.{k} must be a positive int, got {v!r}.")
+  f = _get(config, "train_fraction")
+  if not 0 < f < 1:
+    raise ValueError(f"config.train_fraction must lie in (0, 1), got {f!r}.")
+
+
+def _get(config, key):
+  return config.get(key, CONFIG_DEFAULTS[key])
+
+
+def build(config):
+  """(space, AEConfig, GenConfig) of a config."""
+  space = spaces.get(config.space)
+  scales = _get(config, "scales") or DEFAULT_SCALES[space.name]
+  scales = tuple(int(s) for s in scales)
+  ae_cfg = ae_lib.AEConfig(num_nodes=space.num_nodes, num_ops=space.num_ops,
+                           scales=scales, **dict(_get(config, "ae")))
+  gen_cfg = gen_lib.GenConfig(scales=scales, channels=ae_cfg.channels,
+                              codebook_size=ae_cfg.codebook_size, **dict(_get(config, "gen")))
+  return space, ae_cfg, gen_cfg
+
+
+def split(config, space):
+  """(train architectures, held-out architectures), deterministic in config.seed."""
+  rng = np.random.default_rng([_get(config, "seed"), 7])
+  if space.name == "nb201":
+    archs = space.enumerate()
+    perm = rng.permutation(len(archs))
+    n_train = int(round(_get(config, "train_fraction") * len(archs)))
+    train = [archs[i] for i in perm[:n_train]]
+    held = [archs[i] for i in perm[n_train:n_train + _get(config, "heldout_size")]]
+    return train, held
+  train = space.sample(rng, _get(config, "train_size"))
+  seen = {space.canonical(a) for a in train}
+  held = [a for a in space.sample(rng, 2 * _get(config, "heldout_size"))
+          if space.canonical(a) not in seen][:_get(config, "heldout_size")]
+  return train, held
+
+
+def _optimizer(lr, steps):
+  warmup = max(1, min(100, steps // 10))
+  sched = optax.warmup_cosine_decay_schedule(0.0, lr, warmup, max(steps, warmup + 1),
+                                             0.01 * lr)
+  return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(sched))
+
+
+def _run_stage(name, workdir, config, state, chunk_fn, total, writer, stop_at_step):
+  """Generic resumable loop: chunk_fn(state, start, n) -> (state, metrics [n])."""
+  log_every, ckpt_every = _get(config, "log_every"), _get(config, "checkpoint_every")
+  mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", name),
+                            _get(config, "keep_checkpoints"))
+  step, restored = checkpoint.restore_latest(mngr, checkpoint.abstract_like(state))
+  if restored is not None:
+    state = restored
+    logger.info("%s: resumed from step %d (%s)", name, step, mngr.directory)
+  step, train_time = step or 0, 0.0
+  while step < total:
+    n = min(log_every, total - step, ckpt_every - step % ckpt_every)
+    t0 = time.time()
+    new_state, m = chunk_fn(state, step, n)
+    loss = np.asarray(m["loss"])
+    if not np.all(np.isfinite(loss)):
+      i = int(np.argmax(~np.isfinite(loss)))
+      raise FloatingPointError(f"PNAG {name}: non-finite loss {loss[i]} at step "
+                               f"{step + i + 1}; the last good checkpoint is kept in "
+                               f"{mngr.directory}.")
+    state, step = new_state, step + n
+    dt = time.time() - t0
+    train_time += dt
+    rate = n / dt
+    scalars = {k: float(np.asarray(v)[-1]) for k, v in m.items()}
+    scalars["steps_per_s"] = rate
+    logger.info("%s step %d/%d loss %.4f %s | %.1f steps/s | ETA %s", name, step, total,
+                scalars["loss"], " ".join(f"{k} {v:.4f}" for k, v in scalars.items()
+                                          if k not in ("loss", "steps_per_s")),
+                rate, time.strftime("%H:%M:%S", time.gmtime((total - step) / rate)))
+    writer.write(name, step, scalars)
+    if step % ckpt_every == 0 or step == total:
+      checkpoint.save(mngr, step, state)
+    if stop_at_step is not None and step >= stop_at_step:
+      from neuroprog.train.loop import Interrupted  # pylint: disable=g-import-not-at-top
+      raise Interrupted(f"PNAG {name}: stopped at step {step} (stop_at_step).")
+  return state, train_time
+
+
+def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=None):
+  """Trains the autoencoder; returns (AEState, seconds)."""
+  ae = model_lib._autoencoder(ae_cfg)
+  total, bsz = _get(config, "ae_steps"), _get(config, "batch_size")
+  opt = _optimizer(_get(config, "ae_learning_rate"), total)
+  key = jax.random.key(_get(config, "seed"))
+  ae_state = ae.init(jax.random.fold_in(key, 1))
+  state = {"ae": ae_state._asdict(), "opt": opt.init(ae_state.params)}
+  ops_T, adj_T = jnp.asarray(ops_T), jnp.asarray(adj_T)
+
+  def one(carry, step):
+    st, os_ = ae_lib.AEState(**carry["ae"]), carry["opt"]
+    k = jax.random.fold_in(jax.random.fold_in(key, 100), step)
+    idx = jax.random.randint(k, (bsz,), 0, ops_T.shape[0])
+    (loss, aux), g = jax.value_and_grad(ae.loss, has_aux=True)(
+        st.params, ae.codebook_of(st), ops_T[idx], adj_T[idx])
+    up, os_ = opt.update(g, os_, st.params)
+    st = st._replace(params=optax.apply_updates(st.params, up))
+    st = ae.ema_update(st, aux, jax.random.fold_in(k, 1))
+    out = {"loss": loss, **{m: aux[m] for m in ("ce", "bce", "commit", "scc", "scc_decode", "exact")}}
+    return {"ae": st._asdict(), "opt": os_}, out
+
+  chunks = {}
+  def chunk_fn(state, start, n):
+    if n not in chunks:
+      chunks[n] = jax.jit(lambda s, a: jax.lax.scan(one, s, a + jnp.arange(n)))
+    return chunks[n](state, start)
+
+  state, secs = _run_stage("stage1", workdir, config, state, chunk_fn, total, writer,
+                           stop_at_step)
+  return ae_lib.AEState(**state["ae"]), secs
+
+
+def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
+                 stop_at_step=None):
+  """Trains the generator on the stage-1 token maps; returns (params, seconds)."""
+  ae = model_lib._autoencoder(ae_cfg)
+  gen = model_lib._generator(gen_cfg)
+  codebook = ae.codebook_of(ae_state)
+  tokenize = jax.jit(ae.tokenize)
+  toks, inputs = [], []
+  for lo in range(0, len(ops_T), 2048):   # bounded memory for big training sets
+    q = tokenize(ae_state.params, codebook, ops_T[lo:lo + 2048], adj_T[lo:lo + 2048])
+    toks.append(model_lib.flat_tokens(q.indices))
+    inputs.append(model_lib.teacher_inputs(q.indices, codebook, gen_cfg.scales,
+                                           ae_cfg.num_nodes))
+  toks, inputs = jnp.concatenate(toks), jnp.concatenate(inputs)
+  total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
+  opt = _optimizer(_get(config, "gen_learning_rate"), total)
+  key = jax.random.key(_get(config, "seed"))
+  params = gen.init(jax.random.fold_in(key, 2), inputs[:1])["params"]
+  state = {"params": params, "opt": opt.init(params)}
+
+  def one(carry, step):
+    k = jax.random.fold_in(jax.random.fold_in(key, 200), step)
+    idx = jax.random.randint(k, (bsz,), 0, toks.shape[0])
+    (loss, acc), g = jax.value_and_grad(
+        lambda p: model_lib.generator_loss(gen, p, inputs[idx], toks[idx]),
+        has_aux=True)(carry["params"])
+    up, os_ = opt.update(g, carry["opt"], carry["params"])
+    return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
+        "loss": loss, "token_acc": acc}
+
+  chunks = {}
+  def chunk_fn(state, start, n):
+    if n not in chunks:
+      chunks[n] = jax.jit(lambda s, a: jax.lax.scan(one, s, a + jnp.arange(n)))
+    return chunks[n](state, start)
+
+  state, secs = _run_stage("stage2", workdir, config, state, chunk_fn, total, writer,
+                           stop_at_step)
+  return state["params"], secs
+
+
+def _config_json(config) -> str:
+  if isinstance(config, ml_collections.ConfigDict):
+    return config.to_json_best_effort(indent=2, sort_keys=True)
+  return json.dumps(config, indent=2, sort_keys=True, default=str)
+
+
+def _num_params(tree) -> int:
+  return int(sum(np.size(x) for x in jax.tree_util.tree_leaves(tree)))
+
+
+def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, Any]:
+  """Trains both stages (resuming), samples, and writes the results (module doc).
+
+  stop_at_step: raise `Interrupted` once stage 1, then stage 2, reaches this
+  step (tests of resumption; a rerun continues).
+  """
+  validate_config(config)
+  space, ae_cfg, gen_cfg = build(config)
+  os.makedirs(workdir, exist_ok=True)
+  cfg_path = os.path.join(workdir, "config.json")
+  text = _config_json(config)
+  if os.path.exists(cfg_path):
+    old, new = json.load(open(cfg_path)), json.loads(text)
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)
+                     and k not in ("num_samples", "sample_seed", "temperature", "top_k",
+                                   "ae_steps", "gen_steps"))
+    if changed:
+      raise ValueError(f"{workdir} holds a PNAG run with a different config (keys "
+                       f"{changed}); use a fresh workdir.")
+  with open(cfg_path, "w") as f:
+    f.write(text)
+  train, held = split(config, space)
+  ops_T, adj_T = space.encode_batch(train)
+  ops_H, adj_H = space.encode_batch(held)
+  logger.info("PNAG %s: %d training and %d held-out architectures, scales %s",
+              space.name, len(train), len(held), ae_cfg.scales)
+  writer = MetricWriter(workdir)
+  try:
+    ae_state, t1 = train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer,
+                                stop_at_step)
+    ae = model_lib._autoencoder(ae_cfg)
+    codebook = ae.codebook_of(ae_state)
+    rec_o, rec_a = jax.jit(ae.reconstruct)(ae_state.params, codebook, ops_H, adj_H)
+    recon = float(np.mean(np.all(np.asarray(rec_o) == ops_H, 1)
+                          & np.all(np.asarray(rec_a) == adj_H, (1, 2))))
+    logger.info("stage1: held-out exact reconstruction %.4f", recon)
+    gen_params, t2 = train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T,
+                                  workdir, writer, stop_at_step)
+  finally:
+    writer.close()
+  model = model_lib.PNAG(space, ae_cfg, gen_cfg, ae_state.params, codebook, gen_params)
+  out = evaluate_samples(model, config, train)
+  out.update({
+      "space": space.name, "scales": list(ae_cfg.scales),
+      "num_train": len(train), "num_heldout": len(held),
+      "heldout_reconstruction": recon,
+      "train_time_s": {"stage1": round(t1, 2), "stage2": round(t2, 2)},
+      "num_params": {"autoencoder": _num_params(ae_state.params),
+                     "generator": _num_params(gen_params)},
+  })
+  write_samples(workdir, out)
+  out = {k: v for k, v in out.items() if k != "samples"}
+  with open(os.path.join(workdir, "results.json"), "w") as f:
+    json.dump(out, f, indent=2)
+  return out
+
+
+def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
+  """Samples `num_samples`, writes nothing; returns metrics and the strings."""
+  n = _get(config, "num_samples")
+  key = jax.random.key(_get(config, "sample_seed"))
+  kw = dict(temperature=_get(config, "temperature"), top_k=_get(config, "top_k"))
+  model_lib.sample(model, key, n, **kw)            # compile once, outside the timing
+  t0 = time.time()
+  s = model_lib.sample(model, key, n, **kw)
+  secs = time.time() - t0
+  space = model.space
+  m = metrics_lib.evaluate(space, s.archs, {space.canonical(a) for a in train})
+  out = dict(m._asdict())
+  out["samples_per_s"] = round(n / secs, 1)
+  out["expected_uniqueness_uniform"] = (
+      metrics_lib.expected_unique_uniform(space.size, n) / n)
+  out["samples"] = [space.canonical(a) if a is not None else "INVALID" for a in s.archs]
+  return out
+
+
+def write_samples(workdir: str, out: dict) -> None:
+  with open(os.path.join(workdir, "samples.txt"), "w") as f:
+    f.write("\n".join(out["samples"]) + "\n")
+
+
+def load(workdir: str) -> model_lib.PNAG:
+  """The trained PNAG of a workdir written by `train_and_evaluate`.
+
+  Raises ValueError when the workdir has no config.json or lacks a finished
+  stage.
+  """
+  cfg_path = os.path.join(workdir, "config.json")
+  if not os.path.exists(cfg_path):
+    raise ValueError(f"{workdir} is not a PNAG workdir (no config.json).")
+  config = ml_collections.ConfigDict(json.load(open(cfg_path)))
+  if "space" not in config:
+    raise ValueError(f"{workdir} holds no PNAG run (its config has no 'space').")
+  for k in ("scales",):
+    if config.get(k) is not None:
+      config[k] = tuple(config[k])
+  space, ae_cfg, gen_cfg = build(config)
+  ae = model_lib._autoencoder(ae_cfg)
+  gen = model_lib._generator(gen_cfg)
+  key = jax.random.key(0)
+  st = ae.init(key)
+  abstract1 = {"ae": st._asdict(), "opt": _optimizer(1.0, 10).init(st.params)}
+  params = gen.init(key, jnp.zeros((1, gen_cfg.seq_len, gen_cfg.channels)))["params"]
+  abstract2 = {"params": params, "opt": _optimizer(1.0, 10).init(params)}
+  restored = []
+  for name, tree, steps in (("stage1", abstract1, _get(config, "ae_steps")),
+                            ("stage2", abstract2, _get(config, "gen_steps"))):
+    mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", name),
+                              _get(config, "keep_checkpoints"))
+    step, state = checkpoint.restore_latest(mngr, checkpoint.abstract_like(tree))
+    if step is None or step < steps:
+      raise ValueError(f"{workdir}: {name} is not finished (checkpoint step {step}, "
+                       f"config asks for {steps}); rerun train_and_evaluate.")
+    restored.append(state)
+  ae_state = ae_lib.AEState(**restored[0]["ae"])
+  return model_lib.PNAG(space, ae_cfg, gen_cfg, ae_state.params, ae.codebook_of(ae_state),
+                        restored[1]["params"])

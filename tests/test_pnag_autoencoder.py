@@ -1,0 +1,120 @@
+"""Stage 1: jraph/dense encoder agreement, loss terms, EMA codebook, NB201 reconstruction."""
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from neuroprog.pnag import autoencoder as ae_lib
+from neuroprog.pnag import msq, spaces
+
+NB201 = spaces.get("nb201")
+CFG = ae_lib.AEConfig(num_nodes=8, num_ops=7, scales=(1, 2, 4, 8), hidden=32,
+                      channels=8, codebook_size=32, rounds=2)
+
+
+@pytest.fixture(scope="module")
+def batch():
+  return NB201.encode_batch(NB201.sample(0, 64))
+
+
+def test_dense_encoder_equals_jraph_graph_network(batch):
+  ops, adj = batch
+  dense = ae_lib.Autoencoder(CFG)
+  graph = ae_lib.Autoencoder(dataclasses.replace(CFG, backend="jraph"))
+  st = dense.init(jax.random.key(0))
+  e1 = dense.encode(st.params, ops[:8], adj[:8])
+  e2 = graph.encode(st.params, ops[:8], adj[:8])
+  assert e1.shape == (8, 8, 8, 8)
+  np.testing.assert_allclose(e1, e2, atol=1e-4)
+
+
+def test_complete_graph_layout():
+  ops = jnp.zeros((2, 3), jnp.int32)
+  adj = jnp.zeros((2, 3, 3)).at[1, 0, 2].set(1.0)
+  g = ae_lib.complete_graph(ops, adj, 4)
+  assert g.senders.shape == (18,) and int(g.n_edge.sum()) == 18
+  # edge (b=1, i=0, j=2) sits at 9 + 0 * 3 + 2 and connects nodes 3 -> 5
+  e = 9 + 2
+  assert (int(g.senders[e]), int(g.receivers[e])) == (3, 5)
+  np.testing.assert_array_equal(g.edges["feat"][e], [1.0, 0.0, 0.0])
+  np.testing.assert_array_equal(g.edges["feat"][9 + 2 * 3 + 0], [0.0, 1.0, 0.0])
+
+
+def test_scc_term_covers_the_chosen_scales(batch):
+  ops, adj = batch
+  ae = ae_lib.Autoencoder(CFG)
+  st = ae.init(jax.random.key(1))
+  e = ae.encode(st.params, ops, adj)
+  q = msq.quantize(e, st.codebook, CFG.scales)
+  per_scale = [float(jnp.mean((e - f) ** 2)) for f in q.accumulated]
+  for k in (0, 1, 4):
+    aek = ae_lib.Autoencoder(dataclasses.replace(CFG, scc_num_scales=k))
+    _, aux = aek.loss(st.params, st.codebook, ops, adj)
+    np.testing.assert_allclose(float(aux["scc"]), sum(per_scale[:k]), rtol=1e-4, atol=1e-7)
+
+
+def test_ema_moves_codes_to_their_residuals_and_restarts_dead_ones(batch):
+  ops, adj = batch
+  cfg = dataclasses.replace(CFG, ema_decay=0.0)
+  ae = ae_lib.Autoencoder(cfg)
+  st = ae.init(jax.random.key(2))
+  st = st._replace(codebook=st.codebook.at[0].set(100.0))     # nobody picks code 0
+  _, aux = ae.loss(st.params, st.codebook, ops, adj)
+  new = ae.ema_update(st, aux, jax.random.key(3))
+  flat_r = jnp.concatenate([r.reshape(-1, 8) for r in aux["residuals"]])
+  flat_i = jnp.concatenate([i.reshape(-1) for i in aux["indices"]])
+  used = np.unique(np.asarray(flat_i))
+  for k in used[:5]:
+    np.testing.assert_allclose(new.codebook[k], flat_r[flat_i == k].mean(0), rtol=1e-3, atol=1e-4)
+  assert 0 not in used
+  # the dead code now sits on one of the batch's residuals
+  assert np.min(np.abs(np.asarray(flat_r) - np.asarray(new.codebook[0])).sum(1)) < 1e-5
+
+
+def test_loss_mode_trains_the_codebook_as_a_parameter(batch):
+  ops, adj = batch
+  ae = ae_lib.Autoencoder(dataclasses.replace(CFG, codebook="loss"))
+  st = ae.init(jax.random.key(4))
+  assert "codebook" in st.params
+  g = jax.grad(lambda p: ae.loss(p, None, ops, adj)[0])(st.params)
+  assert float(jnp.abs(g["codebook"]).sum()) > 0
+
+
+def test_bad_configs():
+  with pytest.raises(ValueError, match="codebook='kmeans'"):
+    dataclasses.replace(CFG, codebook="kmeans")
+  with pytest.raises(ValueError, match="scc_num_scales=5"):
+    dataclasses.replace(CFG, scc_num_scales=5)
+  with pytest.raises(ValueError, match="ending at N=8"):
+    dataclasses.replace(CFG, scales=(1, 2, 4))
+
+
+def test_nb201_held_out_reconstruction_is_exact_after_training():
+  rng = np.random.default_rng(0)
+  archs = NB201.enumerate()
+  perm = rng.permutation(len(archs))
+  ops_t, adj_t = map(jnp.asarray, NB201.encode_batch([archs[i] for i in perm[:7812]]))
+  ops_h, adj_h = NB201.encode_batch([archs[i] for i in perm[7812:9812]])
+  ae = ae_lib.Autoencoder(CFG)
+  st = ae.init(jax.random.key(0))
+  opt = optax.adam(2e-3)
+  os_ = opt.init(st.params)
+
+  def one(carry, key):
+    st, os_ = carry
+    idx = jax.random.randint(key, (128,), 0, ops_t.shape[0])
+    (_, aux), g = jax.value_and_grad(ae.loss, has_aux=True)(
+        st.params, st.codebook, ops_t[idx], adj_t[idx])
+    up, os_ = opt.update(g, os_, st.params)
+    st = ae.ema_update(st._replace(params=optax.apply_updates(st.params, up)), aux, key)
+    return (st, os_), aux["exact"]
+
+  keys = jax.random.split(jax.random.key(5), 300)
+  (st, _), exact = jax.jit(lambda c, k: jax.lax.scan(one, c, k))((st, os_), keys)
+  o, a = jax.jit(ae.reconstruct)(st.params, st.codebook, ops_h, adj_h)
+  held = np.mean(np.all(np.asarray(o) == ops_h, 1) & np.all(np.asarray(a) == adj_h, (1, 2)))
+  assert float(exact[0]) < 0.5          # it did have to learn
+  assert held >= 0.99, held

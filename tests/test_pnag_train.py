@@ -1,0 +1,114 @@
+"""End-to-end: the PNAG experiment on the tiny config; resume, determinism, load, sample."""
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+from experiments.configs import pnag_test
+from neuroprog import pnag
+from neuroprog.pnag import train
+from neuroprog.train.loop import Interrupted
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _config(**overrides):
+  c = pnag_test.get_config()
+  c.update(overrides)
+  return c
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+  workdir = str(tmp_path_factory.mktemp("pnag"))
+  return workdir, train.train_and_evaluate(_config(), workdir)
+
+
+def test_writes_samples_and_results(full_run):
+  workdir, out = full_run
+  with open(os.path.join(workdir, "results.json")) as f:
+    res = json.load(f)
+  for k in ("validity", "uniqueness", "novelty", "samples_per_s", "train_time_s",
+            "heldout_reconstruction"):
+    assert k in res
+  assert res["num_train"] == 7812 and res["num_samples"] == 64
+  lines = open(os.path.join(workdir, "samples.txt")).read().splitlines()
+  assert len(lines) == 64
+  sp = pnag.spaces.get("nb201")
+  valid = [l for l in lines if l != "INVALID"]
+  assert len(valid) == res["num_valid"]
+  for l in valid:
+    assert sp.to_string(sp.from_string(l)) == l
+  assert 0.0 <= res["novelty"] <= 1.0 and res["samples_per_s"] > 0
+  metrics_lines = [json.loads(l) for l in open(os.path.join(workdir, "metrics.jsonl"))]
+  assert [l["step"] for l in metrics_lines if l["model"] == "stage1"] == [10, 20, 30, 40]
+  s1 = [l["loss"] for l in metrics_lines if l["model"] == "stage1"]
+  s2 = [l["loss"] for l in metrics_lines if l["model"] == "stage2"]
+  assert s1[-1] < s1[0] and s2[-1] < s2[0]
+  assert sorted(os.listdir(os.path.join(workdir, "checkpoints", "stage2"))) == ["20", "40"]
+
+
+def test_resume_after_a_kill_matches_and_same_seed_same_samples(full_run, tmp_path):
+  ref_dir, ref = full_run
+  with pytest.raises(Interrupted):
+    train.train_and_evaluate(_config(), str(tmp_path), stop_at_step=30)   # in stage 1
+  out = train.train_and_evaluate(_config(), str(tmp_path))
+  assert open(os.path.join(ref_dir, "samples.txt")).read() == open(
+      os.path.join(str(tmp_path), "samples.txt")).read()
+  a, b = train.load(ref_dir), train.load(str(tmp_path))
+  for x, y in zip(jax.tree_util.tree_leaves((a.ae_params, a.codebook, a.gen_params)),
+                  jax.tree_util.tree_leaves((b.ae_params, b.codebook, b.gen_params))):
+    np.testing.assert_allclose(x, y, atol=1e-6, rtol=0)
+  assert out["validity"] == ref["validity"] and out["novelty"] == ref["novelty"]
+
+
+def test_load_and_sample_api(full_run):
+  workdir, _ = full_run
+  model = train.load(workdir)
+  s = pnag.sample(model, jax.random.key(3), 10)
+  assert s.ops.shape == (10, 8) and s.adj.shape == (10, 8, 8) and len(s.archs) == 10
+  for arch, ok, o, a in zip(s.archs, s.valid, s.ops, s.adj):
+    assert ok == (arch is not None) == model.space.is_valid(o, a)
+  s2 = pnag.sample(model, jax.random.key(3), 10, batch_size=4)   # batches differ, still valid
+  assert s2.ops.shape == (10, 8)
+  again = pnag.sample(model, jax.random.key(3), 10)
+  np.testing.assert_array_equal(again.ops, s.ops)
+  with pytest.raises(ValueError, match="condition must be"):
+    pnag.sample(model, jax.random.key(0), 4, condition=np.zeros((4, 3)))
+  with pytest.raises(ValueError, match="temperature must be > 0"):
+    pnag.sample(model, jax.random.key(0), 4, temperature=0.0)
+  with pytest.raises(ValueError, match="n must be a positive int"):
+    pnag.sample(model, jax.random.key(0), 0)
+
+
+def test_bad_configs_and_workdirs(tmp_path):
+  with pytest.raises(ValueError, match="Unknown config key"):
+    train.validate_config(_config(learning_rat=1.0))
+  c = _config()
+  c.ae = dict(c.ae, width=3)
+  with pytest.raises(ValueError, match=r"Unknown config.ae key\(s\) \['width'\]"):
+    train.validate_config(c)
+  with pytest.raises(ValueError, match="Unknown search space 'nb101'"):
+    train.validate_config(_config(space="nb101"))
+  with pytest.raises(ValueError, match="not a PNAG workdir"):
+    train.load(str(tmp_path))
+
+
+def test_command_line_entry_point(tmp_path):
+  out = subprocess.run(
+      [sys.executable, "-m", "experiments.generate",
+       "--config=experiments/configs/pnag_test.py", f"--workdir={tmp_path}",
+       "--config.ae_steps=10", "--config.gen_steps=10", "--config.num_samples=8"],
+      cwd=ROOT, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stderr[-2000:]
+  res = json.loads(out.stdout.strip().splitlines()[-1])
+  assert 0.0 <= res["validity"] <= 1.0
+  bad = subprocess.run(
+      [sys.executable, "-m", "experiments.generate",
+       "--config=experiments/configs/pnag_test.py", f"--workdir={tmp_path}/b",
+       "--config.nonsense=1"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+  assert bad.returncode != 0 and "nonsense" in bad.stderr
