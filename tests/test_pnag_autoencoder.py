@@ -118,3 +118,22 @@ def test_nb201_held_out_reconstruction_is_exact_after_training():
   held = np.mean(np.all(np.asarray(o) == ops_h, 1) & np.all(np.asarray(a) == adj_h, (1, 2)))
   assert float(exact[0]) < 0.5          # it did have to learn
   assert held >= 0.99, held
+
+
+def test_token_noise_trains_only_the_decoder(batch):
+  ops, adj = batch
+  ae = ae_lib.Autoencoder(dataclasses.replace(CFG, token_noise=0.3))
+  st = ae.init(jax.random.key(6))
+  with pytest.raises(ValueError, match="needs a PRNG key"):
+    ae.loss(st.params, st.codebook, ops, adj)
+  _, aux = ae.loss(st.params, st.codebook, ops, adj, jax.random.key(0))
+  assert float(aux["robust"]) > 0
+  # the robust term alone moves the decoder, never the encoder
+  plain = ae_lib.Autoencoder(CFG)
+  g_noisy = jax.grad(lambda p: ae.loss(p, st.codebook, ops, adj, jax.random.key(0))[0])(st.params)
+  g_plain = jax.grad(lambda p: plain.loss(p, st.codebook, ops, adj)[0])(st.params)
+  enc = lambda g: jax.tree_util.tree_leaves(g["encoder"])
+  for a, b in zip(enc(g_noisy), enc(g_plain)):
+    np.testing.assert_allclose(a, b, atol=1e-5)
+  dec = lambda g: jax.tree_util.tree_leaves(g["decoder"])
+  assert max(float(jnp.abs(a - b).max()) for a, b in zip(dec(g_noisy), dec(g_plain))) > 1e-4

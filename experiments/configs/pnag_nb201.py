@@ -18,11 +18,12 @@ def get_config():
   c.heldout_size = 2000
   c.scales = (1, 2, 4, 8)
   c.ae = {"hidden": 64, "channels": 16, "codebook_size": 64, "rounds": 2,
-          "codebook": "ema", "scc_weight": 1.0, "scc_decode_weight": 0.3}
+          "codebook": "ema", "scc_weight": 1.0, "scc_decode_weight": 0.0,
+          "token_noise": 0.1}
   c.gen = {"width": 32, "depth": 2, "heads": 2, "mlp_ratio": 4, "cond_dim": 16}
   c.batch_size = 128
-  c.ae_steps = 500
-  c.gen_steps = 1500
+  c.ae_steps = 800
+  c.gen_steps = 2000
   c.ae_learning_rate = 2e-3
   c.gen_learning_rate = 2e-3
   c.num_samples = 1000

@@ -30,6 +30,9 @@ term reaches e through per-scale straight-through estimators
 the encoder hides the architecture in small fine-scale detail, which the
 generator cannot sample consistently (BUILD_NOTES.md, PNAG). `scc_num_scales`
 limits both terms to the first (coarsest) k scales, for the ablation.
+With `token_noise` p > 0 a robust-decoding term is added: the decoder must
+reconstruct the architecture from the token maps with a share p of tokens
+replaced by random codes (the map held fixed, so only the decoder learns).
 """
 
 from __future__ import annotations
@@ -63,11 +66,14 @@ class AEConfig:
   scc_weight: float = 1.0     # lambda, feature-space SCC
   scc_decode_weight: float = 1.0   # decoding loss of every intermediate scale
   scc_num_scales: Optional[int] = None   # None: every scale
+  token_noise: float = 0.0    # share of tokens replaced at random for the robust-decoding term
 
   def __post_init__(self):
     msq.check_scales(self.scales, self.num_nodes)
     if self.codebook not in ("ema", "loss"):
       raise ValueError(f"codebook={self.codebook!r}; allowed: 'ema', 'loss'.")
+    if not 0.0 <= self.token_noise < 1.0:
+      raise ValueError(f"token_noise={self.token_noise} must lie in [0, 1).")
     if self.scc_num_scales is not None and not 0 <= self.scc_num_scales <= len(self.scales):
       raise ValueError(f"scc_num_scales={self.scc_num_scales} must lie in "
                        f"0..{len(self.scales)} (the number of scales).")
@@ -258,8 +264,11 @@ class Autoencoder:
   def tokenize(self, params, codebook, ops_BxN, adj_BxNxN) -> msq.MSQOutput:
     return msq.quantize(self.encode(params, ops_BxN, adj_BxNxN), codebook, self.cfg.scales)
 
-  def loss(self, params, codebook, ops_BxN, adj_BxNxN):
-    """Scalar loss and aux dict (per-term losses, exact-match rate, quantizer output)."""
+  def loss(self, params, codebook, ops_BxN, adj_BxNxN, key=None):
+    """Scalar loss and aux dict (per-term losses, exact-match rate, quantizer output).
+
+    key: PRNG key for the robust-decoding term (needed when token_noise > 0).
+    """
     c = self.cfg
     if c.codebook == "loss":
       codebook = params["codebook"]
@@ -281,15 +290,31 @@ class Autoencoder:
     # must already describe the architecture, which moves the information to
     # coarse scales (what makes next-scale generation work).
     scc_dec = jnp.float32(0.0)
-    coarse = q.accumulated_st[:min(k, len(c.scales) - 1)]
+    coarse = q.accumulated_st[:min(k, len(c.scales) - 1)] if c.scc_decode_weight else ()
     for f_t in coarse:
       scc_dec = scc_dec + sum(self._recon(*self.decode_map(params, f_t), ops_BxN,
                                           adj_BxNxN)) / len(coarse)
     total = (ce + bce + c.beta * commit + code_term + recon_map + c.scc_weight * scc
              + c.scc_decode_weight * scc_dec)
+    robust = jnp.float32(0.0)
+    if c.token_noise > 0:
+      # Robust decoding: the decoder alone (the map is held fixed) must still
+      # reconstruct the architecture when a share of the tokens is replaced by
+      # random codes, as happens when the generator samples a scale's tokens
+      # independently. This is what keeps generated graphs valid.
+      if key is None:
+        raise ValueError("token_noise > 0 needs a PRNG key for Autoencoder.loss.")
+      f_noisy = 0.0
+      for t, idx in enumerate(q.indices):
+        k1, k2 = jax.random.split(jax.random.fold_in(key, t))
+        flip = jax.random.bernoulli(k1, c.token_noise, idx.shape)
+        rand = jax.random.randint(k2, idx.shape, 0, c.codebook_size)
+        f_noisy = f_noisy + msq.upsample(codebook[jnp.where(flip, rand, idx)], c.num_nodes)
+      robust = sum(self._recon(*self.decode_map(params, sg(f_noisy)), ops_BxN, adj_BxNxN))
+      total = total + robust
     exact = self._exact(op_logits, adj_logits, ops_BxN, adj_BxNxN)
     aux = {"ce": ce, "bce": bce, "commit": commit, "map": recon_map, "scc": scc,
-           "scc_decode": scc_dec,
+           "scc_decode": scc_dec, "robust": robust,
            "exact": exact.mean(), "residuals": q.residuals, "indices": q.indices}
     return total, aux
 

@@ -81,8 +81,10 @@ class Block(nn.Module):
 
   @nn.compact
   def __call__(self, x_BxLxD, c_BxD, mask_LxL=None, cache=None, offset=0):
-    """Returns (x, cache). With a cache (k, v [B, H, L_max, dh]) the new keys
-    are written at `offset` and queries attend to positions < offset + L."""
+    """Returns (x, cache). With a cache (k, v [B, H, P, dh] of the P earlier
+    positions, or (None, None)) the queries attend to those and to themselves,
+    and the returned cache holds all P + L positions. `offset` is unused (the
+    cache length says it) and kept for call-site clarity."""
     b, l, d = x_BxLxD.shape
     h, dh = self.heads, self.width // self.heads
     mod = nn.Dense(6 * d, kernel_init=nn.initializers.zeros, name="ada")(nn.silu(c_BxD))
@@ -93,11 +95,10 @@ class Block(nn.Module):
     qkv = nn.Dense(3 * d, name="qkv")(y).reshape(b, l, 3, h, dh).transpose(2, 0, 3, 1, 4)
     q, k, v = qkv[0], qkv[1], qkv[2]                      # [B, H, L, dh]
     if cache is not None:
-      ck, cv = cache
-      ck = jax.lax.dynamic_update_slice_in_dim(ck, k, offset, axis=2)
-      cv = jax.lax.dynamic_update_slice_in_dim(cv, v, offset, axis=2)
-      cache = (ck, cv)
-      k, v = ck[:, :, :offset + l], cv[:, :, :offset + l]
+      if cache[0] is not None:     # keys/values of the earlier scales
+        k = jnp.concatenate([cache[0], k], 2)
+        v = jnp.concatenate([cache[1], v], 2)
+      cache = (k, v)
     att = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) / np.sqrt(dh)
     if mask_LxL is not None:
       att = jnp.where(mask_LxL, att, -1e9)
@@ -174,7 +175,8 @@ class GeneratorModules(nn.Module):
     return self.condition(cond_BxC, batch)
 
 
-def empty_caches(cfg: GenConfig, batch: int, dtype=jnp.float32):
-  """Zero key/value caches, one (k, v) pair [B, H, L, dh] per block."""
-  shape = (batch, cfg.heads, cfg.seq_len, cfg.width // cfg.heads)
-  return [(jnp.zeros(shape, dtype), jnp.zeros(shape, dtype)) for _ in range(cfg.depth)]
+def empty_caches(cfg: GenConfig, batch: int):
+  """Empty key/value caches, one per block; they grow by concatenation, one
+  scale at a time (cheaper on CPU than updating a preallocated buffer)."""
+  del batch
+  return [(None, None) for _ in range(cfg.depth)]

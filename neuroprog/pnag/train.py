@@ -41,10 +41,11 @@ from neuroprog.train import checkpoint
 from neuroprog.train.loop import logger
 from neuroprog.train.results import MetricWriter
 
-DEFAULT_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (1, 2, 4, 8, 12, 20),
-                  "darts": (1, 2, 4, 8, 14, 22)}
+DEFAULT_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (2, 5, 10, 20),
+                  "darts": (2, 6, 11, 22)}
 AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
-           "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales")
+           "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
+           "token_noise")
 GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim")
 CONFIG_DEFAULTS = {
     "space": None,
@@ -186,11 +187,12 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
     k = jax.random.fold_in(jax.random.fold_in(key, 100), step)
     idx = jax.random.randint(k, (bsz,), 0, ops_T.shape[0])
     (loss, aux), g = jax.value_and_grad(ae.loss, has_aux=True)(
-        st.params, ae.codebook_of(st), ops_T[idx], adj_T[idx])
+        st.params, ae.codebook_of(st), ops_T[idx], adj_T[idx], jax.random.fold_in(k, 2))
     up, os_ = opt.update(g, os_, st.params)
     st = st._replace(params=optax.apply_updates(st.params, up))
     st = ae.ema_update(st, aux, jax.random.fold_in(k, 1))
-    out = {"loss": loss, **{m: aux[m] for m in ("ce", "bce", "commit", "scc", "scc_decode", "exact")}}
+    out = {"loss": loss, **{m: aux[m] for m in ("ce", "bce", "commit", "scc", "scc_decode", "robust",
+                                         "exact")}}
     return {"ae": st._asdict(), "opt": os_}, out
 
   chunks = {}

@@ -1,0 +1,76 @@
+"""Throughput of the jitted PNAG sampler, one JSON line per search space.
+
+For each space: architectures per second drawn by `neuroprog.pnag.model.sampler`
+at batch 4,096 (token maps scale by scale, codebook lookups, upsampling,
+decoding; compilation excluded), the FLOPs per architecture from XLA's cost
+analysis, and the machine's fp32 matmul GFLOP/s measured in the same run.
+Architectures come from the space's experiment config; with `--workdir
+space=DIR` the trained parameters of that workdir are used (and the share of
+valid graphs is reported), otherwise freshly initialised ones (the same
+program and cost).
+
+  python benchmarks/bench_pnag.py [--batch 4096] [--workdir nb201=workdirs/pnag_nb201]
+"""
+
+import argparse
+import importlib
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+from neuroprog.pnag import model as model_lib  # pylint: disable=wrong-import-position
+from neuroprog.pnag import train  # pylint: disable=wrong-import-position
+
+
+def untrained(space_name):
+  config = importlib.import_module(f"experiments.configs.pnag_{space_name}").get_config()
+  space, ae_cfg, gen_cfg = train.build(config)
+  ae, gen = model_lib._autoencoder(ae_cfg), model_lib._generator(gen_cfg)
+  st = ae.init(jax.random.key(0))
+  gp = gen.init(jax.random.key(1), jnp.zeros((1, gen_cfg.seq_len, gen_cfg.channels)))["params"]
+  return model_lib.PNAG(space, ae_cfg, gen_cfg, st.params, ae.codebook_of(st), gp)
+
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--batch", type=int, default=4096)
+  ap.add_argument("--spaces", default="nb201,mbv3,darts")
+  ap.add_argument("--workdir", action="append", default=[],
+                  help="space=DIR: use the trained model of DIR for that space")
+  args = ap.parse_args()
+  workdirs = dict(w.split("=", 1) for w in args.workdir)
+  gflops = common.matmul_gflops()
+  for name in args.spaces.split(","):
+    model = train.load(workdirs[name]) if name in workdirs else untrained(name)
+    fn = model_lib.sampler(model.ae_cfg, model.gen_cfg, args.batch)
+    call = lambda k: fn(model.ae_params, model.codebook, model.gen_params, k, None)
+    sec = common.time_call(call, jax.random.key(0), min_time=3.0)
+    flops = common.flops_of(fn, model.ae_params, model.codebook, model.gen_params,
+                            jax.random.key(0), None)
+    record = {"bench": "pnag_sampler", "space": name, "batch": args.batch,
+              "trained": name in workdirs,
+              "archs_per_s": round(args.batch / sec, 1),
+              "seconds_per_arch": sec / args.batch,
+              "flops_per_arch": None if flops is None else round(flops / args.batch),
+              "achieved_gflops": None if flops is None else round(flops / sec / 1e9, 2),
+              "matmul_fp32_gflops": round(gflops, 1),
+              "generator_params": int(sum(np.size(x) for x in
+                                          jax.tree_util.tree_leaves(model.gen_params))),
+              "scales": list(model.gen_cfg.scales), **common.machine()}
+    if name in workdirs:
+      ops, adj = call(jax.random.key(1))
+      ops, adj = np.asarray(ops), np.asarray(adj)
+      record["valid_share"] = float(np.mean([model.space.is_valid(o, a)
+                                             for o, a in zip(ops, adj)]))
+    common.emit(record)
+
+
+if __name__ == "__main__":
+  main()
