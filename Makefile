@@ -29,6 +29,8 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_execute.py
+	$(PY) benchmarks/bench_tasks.py
+	$(PY) benchmarks/bench_pnag.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -32,7 +32,7 @@ from neuroprog.pnag import train  # pylint: disable=wrong-import-position
 def untrained(space_name):
   config = importlib.import_module(f"experiments.configs.pnag_{space_name}").get_config()
   space, ae_cfg, gen_cfg = train.build(config)
-  ae, gen = model_lib._autoencoder(ae_cfg), model_lib._generator(gen_cfg)
+  ae, gen = model_lib.autoencoder_for(ae_cfg), model_lib.generator_for(gen_cfg)
   st = ae.init(jax.random.key(0))
   gp = gen.init(jax.random.key(1), jnp.zeros((1, gen_cfg.seq_len, gen_cfg.channels)))["params"]
   return model_lib.PNAG(space, ae_cfg, gen_cfg, st.params, ae.codebook_of(st), gp)

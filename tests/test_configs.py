@@ -27,3 +27,14 @@ def test_test_config_is_tiny_and_valid():
   config = test_config.get_config()
   loop.validate_config(config)
   assert config.steps <= 50 and config.seeds <= 2
+
+
+@pytest.mark.parametrize("space", ["nb201", "mbv3", "darts", "test"])
+def test_pnag_configs_are_valid(space):
+  import importlib  # pylint: disable=g-import-not-at-top
+  from neuroprog.pnag import train as pnag_train  # pylint: disable=g-import-not-at-top
+  config = importlib.import_module(f"experiments.configs.pnag_{space}").get_config()
+  pnag_train.validate_config(config)
+  sp, ae_cfg, gen_cfg = pnag_train.build(config)
+  assert ae_cfg.scales[-1] == sp.num_nodes and gen_cfg.scales == ae_cfg.scales
+  assert config.num_samples == (64 if space == "test" else 1000)

@@ -98,6 +98,7 @@ def test_bad_configs_and_workdirs(tmp_path):
     train.load(str(tmp_path))
 
 
+@pytest.mark.slow
 def test_command_line_entry_point(tmp_path):
   out = subprocess.run(
       [sys.executable, "-m", "experiments.generate",

@@ -39,20 +39,22 @@ class PNAG:
 
   @property
   def autoencoder(self) -> ae_lib.Autoencoder:
-    return _autoencoder(self.ae_cfg)
+    return autoencoder_for(self.ae_cfg)
 
   @property
   def generator(self) -> gen_lib.GeneratorModules:
-    return _generator(self.gen_cfg)
+    return generator_for(self.gen_cfg)
 
 
 @functools.lru_cache(maxsize=None)
-def _autoencoder(cfg):
+def autoencoder_for(cfg: ae_lib.AEConfig) -> ae_lib.Autoencoder:
+  """The stage-1 functions of a config (cached, so jitted code is reused)."""
   return ae_lib.Autoencoder(cfg)
 
 
 @functools.lru_cache(maxsize=None)
-def _generator(cfg):
+def generator_for(cfg: gen_lib.GenConfig) -> gen_lib.GeneratorModules:
+  """The stage-2 module of a config (cached)."""
   return gen_lib.GeneratorModules(cfg)
 
 
@@ -96,8 +98,8 @@ class Samples(NamedTuple):
 
 def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance):
   """The jitted function (ae_params, codebook, gen_params, key, cond) -> (ops, adj)."""
-  ae = _autoencoder(ae_cfg)
-  gen = _generator(gen_cfg)
+  ae = autoencoder_for(ae_cfg)
+  gen = generator_for(gen_cfg)
   scales, size = gen_cfg.scales, ae_cfg.num_nodes
 
   def draw(key, logits):

@@ -174,7 +174,7 @@ def _run_stage(name, workdir, config, state, chunk_fn, total, writer, stop_at_st
 
 def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=None):
   """Trains the autoencoder; returns (AEState, seconds)."""
-  ae = model_lib._autoencoder(ae_cfg)
+  ae = model_lib.autoencoder_for(ae_cfg)
   total, bsz = _get(config, "ae_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "ae_learning_rate"), total)
   key = jax.random.key(_get(config, "seed"))
@@ -209,8 +209,8 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
 def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
                  stop_at_step=None):
   """Trains the generator on the stage-1 token maps; returns (params, seconds)."""
-  ae = model_lib._autoencoder(ae_cfg)
-  gen = model_lib._generator(gen_cfg)
+  ae = model_lib.autoencoder_for(ae_cfg)
+  gen = model_lib.generator_for(gen_cfg)
   codebook = ae.codebook_of(ae_state)
   tokenize = jax.jit(ae.tokenize)
   toks, inputs = [], []
@@ -287,7 +287,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, 
   try:
     ae_state, t1 = train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer,
                                 stop_at_step)
-    ae = model_lib._autoencoder(ae_cfg)
+    ae = model_lib.autoencoder_for(ae_cfg)
     codebook = ae.codebook_of(ae_state)
     rec_o, rec_a = jax.jit(ae.reconstruct)(ae_state.params, codebook, ops_H, adj_H)
     recon = float(np.mean(np.all(np.asarray(rec_o) == ops_H, 1)
@@ -354,8 +354,8 @@ def load(workdir: str) -> model_lib.PNAG:
     if config.get(k) is not None:
       config[k] = tuple(config[k])
   space, ae_cfg, gen_cfg = build(config)
-  ae = model_lib._autoencoder(ae_cfg)
-  gen = model_lib._generator(gen_cfg)
+  ae = model_lib.autoencoder_for(ae_cfg)
+  gen = model_lib.generator_for(gen_cfg)
   key = jax.random.key(0)
   st = ae.init(key)
   abstract1 = {"ae": st._asdict(), "opt": _optimizer(1.0, 10).init(st.params)}
