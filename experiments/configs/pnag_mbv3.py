@@ -3,7 +3,9 @@
   python -m experiments.generate --config=experiments/configs/pnag_mbv3.py \
       --workdir=workdirs/pnag_mbv3
 
-Measured run time and results: see BUILD_NOTES.md ("PNAG, MBV3 and DARTS").
+2-core CPU, 2026-11-30: stage 1 126 s, stage 2 911 s (about 18 min); held-out
+reconstruction 97.1%, validity 53.3%, uniqueness and novelty 100%. No GPU run measured yet.
+Details: BUILD_NOTES.md ("PNAG runs").
 """
 
 import ml_collections

@@ -3,7 +3,10 @@
   python -m experiments.generate --config=experiments/configs/pnag_nb201.py \
       --workdir=workdirs/pnag_nb201
 
-Measured run time and results: see BUILD_NOTES.md ("PNAG, NB201").
+2-core CPU, 2026-11-30: stage 1 77 s, stage 2 230 s (about 5.5 min with compilation);
+held-out reconstruction 100%, validity 99.3%, uniqueness 86.5%, novelty 47.3%.
+No GPU run measured yet.
+Details: BUILD_NOTES.md ("PNAG runs").
 """
 
 import ml_collections
