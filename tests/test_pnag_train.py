@@ -52,6 +52,7 @@ def test_writes_samples_and_results(full_run):
   assert sorted(os.listdir(os.path.join(workdir, "checkpoints", "stage2"))) == ["20", "40"]
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_matches_and_same_seed_same_samples(full_run, tmp_path):
   ref_dir, ref = full_run
   with pytest.raises(Interrupted):
