@@ -38,6 +38,7 @@ from neuroprog.pnag import metrics as metrics_lib
 from neuroprog.pnag import model as model_lib
 from neuroprog.pnag import spaces
 from neuroprog.train import checkpoint
+from neuroprog.train import loop as loop_lib
 from neuroprog.train.loop import logger
 from neuroprog.train.results import MetricWriter
 
@@ -133,8 +134,16 @@ def _optimizer(lr, steps):
   return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(sched))
 
 
-def _run_stage(name, workdir, config, state, chunk_fn, total, writer, stop_at_step):
-  """Generic resumable loop: chunk_fn(state, start, n) -> (state, metrics [n])."""
+def _run_stage(name, workdir, config, state, step_fn, total, writer, stop_at_step):
+  """Resumable loop over step_fn(state, step) -> (state, metrics), `log_every`
+  steps per jitted lax.scan (one compiled program per chunk length)."""
+  chunks = {}
+
+  def chunk_fn(state, start, n):
+    if n not in chunks:
+      chunks[n] = jax.jit(lambda s, a: jax.lax.scan(step_fn, s, a + jnp.arange(n)))
+    return chunks[n](state, start)
+
   log_every, ckpt_every = _get(config, "log_every"), _get(config, "checkpoint_every")
   mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", name),
                             _get(config, "keep_checkpoints"))
@@ -195,13 +204,7 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
                                          "exact")}}
     return {"ae": st._asdict(), "opt": os_}, out
 
-  chunks = {}
-  def chunk_fn(state, start, n):
-    if n not in chunks:
-      chunks[n] = jax.jit(lambda s, a: jax.lax.scan(one, s, a + jnp.arange(n)))
-    return chunks[n](state, start)
-
-  state, secs = _run_stage("stage1", workdir, config, state, chunk_fn, total, writer,
+  state, secs = _run_stage("stage1", workdir, config, state, one, total, writer,
                            stop_at_step)
   return ae_lib.AEState(**state["ae"]), secs
 
@@ -236,21 +239,9 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
     return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
         "loss": loss, "token_acc": acc}
 
-  chunks = {}
-  def chunk_fn(state, start, n):
-    if n not in chunks:
-      chunks[n] = jax.jit(lambda s, a: jax.lax.scan(one, s, a + jnp.arange(n)))
-    return chunks[n](state, start)
-
-  state, secs = _run_stage("stage2", workdir, config, state, chunk_fn, total, writer,
+  state, secs = _run_stage("stage2", workdir, config, state, one, total, writer,
                            stop_at_step)
   return state["params"], secs
-
-
-def _config_json(config) -> str:
-  if isinstance(config, ml_collections.ConfigDict):
-    return config.to_json_best_effort(indent=2, sort_keys=True)
-  return json.dumps(config, indent=2, sort_keys=True, default=str)
 
 
 def _num_params(tree) -> int:
@@ -267,7 +258,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, 
   space, ae_cfg, gen_cfg = build(config)
   os.makedirs(workdir, exist_ok=True)
   cfg_path = os.path.join(workdir, "config.json")
-  text = _config_json(config)
+  text = loop_lib._config_json(config)
   if os.path.exists(cfg_path):
     old, new = json.load(open(cfg_path)), json.loads(text)
     changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)
