@@ -48,7 +48,7 @@ def test_cached_sampling_path_equals_the_full_forward(setup):
   cond = jax.random.normal(jax.random.key(2), (3, CFG.cond_dim))
   full = gen.apply({"params": params}, x, cond)
   v = {"params": params}
-  cvec = gen.apply(v, cond, 3, method=gen_lib.GeneratorModules.embed_condition)
+  cvec = gen.apply(v, cond, 3, method=gen_lib.GeneratorModules.condition)
   caches = gen_lib.empty_caches(CFG, 3)
   for t, n in enumerate(CFG.scales):
     lo = CFG.offsets[t]

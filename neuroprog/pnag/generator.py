@@ -80,11 +80,10 @@ class Block(nn.Module):
   mlp_ratio: int
 
   @nn.compact
-  def __call__(self, x_BxLxD, c_BxD, mask_LxL=None, cache=None, offset=0):
+  def __call__(self, x_BxLxD, c_BxD, mask_LxL=None, cache=None):
     """Returns (x, cache). With a cache (k, v [B, H, P, dh] of the P earlier
     positions, or (None, None)) the queries attend to those and to themselves,
-    and the returned cache holds all P + L positions. `offset` is unused (the
-    cache length says it) and kept for call-site clarity."""
+    and the returned cache holds all P + L positions."""
     b, l, d = x_BxLxD.shape
     h, dh = self.heads, self.width // self.heads
     mod = nn.Dense(6 * d, kernel_init=nn.initializers.zeros, name="ada")(nn.silu(c_BxD))
@@ -167,12 +166,9 @@ class GeneratorModules(nn.Module):
     x = self._embed(t, x_BxPxC, b)
     new = []
     for blk, cache in zip(self.blocks, caches):
-      x, cache = blk(x, cvec_BxD, None, cache, self.cfg.offsets[t])
+      x, cache = blk(x, cvec_BxD, None, cache)
       new.append(cache)
     return self._head(x, cvec_BxD), new
-
-  def embed_condition(self, cond_BxC, batch):
-    return self.condition(cond_BxC, batch)
 
 
 def empty_caches(cfg: GenConfig, batch: int):

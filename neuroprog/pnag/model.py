@@ -119,9 +119,9 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance):
     guided = cond_BxC is not None and guidance != 1.0
     b = 2 * n if guided else n
     v = {"params": gen_params}
-    cvec = gen.apply(v, cond_BxC, n, method=gen_lib.GeneratorModules.embed_condition)
+    cvec = gen.apply(v, cond_BxC, n, method=gen_lib.GeneratorModules.condition)
     if guided:   # classifier-free guidance: conditional and null rows together
-      cnull = gen.apply(v, None, n, method=gen_lib.GeneratorModules.embed_condition)
+      cnull = gen.apply(v, None, n, method=gen_lib.GeneratorModules.condition)
       cvec = jnp.concatenate([cvec, cnull])
     caches = gen_lib.empty_caches(gen_cfg, b)
     f_hat = jnp.zeros((n, size, size, ae_cfg.channels))
