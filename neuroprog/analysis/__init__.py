@@ -1,0 +1,1 @@
+"""Analyses of synthesized programs (`neuroprog.analysis.clock`: the ADDMOD clock)."""
