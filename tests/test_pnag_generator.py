@@ -72,3 +72,16 @@ def test_bad_configs():
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, width=30, heads=4)
   with pytest.raises(ValueError, match="depth must be a positive int"):
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, depth=0)
+
+
+def test_dropped_rows_use_the_null_condition(setup):
+  gen, params, x = setup
+  cond = jax.random.normal(jax.random.key(5), (3, CFG.cond_dim))
+  drop = jnp.array([True, False, True])
+  mixed = gen.apply({"params": params}, x, cond, drop)
+  full = gen.apply({"params": params}, x, cond)
+  null = gen.apply({"params": params}, x, None)
+  np.testing.assert_allclose(mixed[1], full[1], atol=1e-5)
+  np.testing.assert_allclose(mixed[0], null[0], atol=1e-5)
+  np.testing.assert_allclose(mixed[2], null[2], atol=1e-5)
+  assert float(jnp.abs(full[0] - null[0]).max()) > 1e-4

@@ -127,10 +127,16 @@ class GeneratorModules(nn.Module):
     self.final_ln = nn.LayerNorm(use_scale=False, use_bias=False)
     self.head = nn.Dense(c.codebook_size)
 
-  def condition(self, cond_BxC: Optional[jax.Array], batch: int) -> jax.Array:
-    """[B, d] condition embedding; None means the null condition."""
+  def condition(self, cond_BxC: Optional[jax.Array], batch: int,
+                drop_B: Optional[jax.Array] = None) -> jax.Array:
+    """[B, d] condition embedding; None means the null condition. drop_B
+    (bool [B]) swaps single rows for the null condition: classifier-free
+    guidance training drops the condition of a random share of examples."""
+    null = jnp.broadcast_to(self.null_condition, (batch, self.cfg.cond_dim))
     if cond_BxC is None:
-      cond_BxC = jnp.broadcast_to(self.null_condition, (batch, self.cfg.cond_dim))
+      cond_BxC = null
+    elif drop_B is not None:
+      cond_BxC = jnp.where(drop_B[:, None], null, cond_BxC)
     return self.cond_in(cond_BxC)
 
   def _embed(self, t: int, x_BxPxC: Optional[jax.Array], batch: int) -> jax.Array:
@@ -146,12 +152,14 @@ class GeneratorModules(nn.Module):
     sh, sc = jnp.split(self.final_ada(nn.silu(c_BxD))[:, None, :], 2, -1)
     return self.head(_modulate(self.final_ln(x), sh, sc))
 
-  def __call__(self, inputs_BxLxC: jax.Array, cond_BxC: Optional[jax.Array] = None):
+  def __call__(self, inputs_BxLxC: jax.Array, cond_BxC: Optional[jax.Array] = None,
+               drop_B: Optional[jax.Array] = None):
     """Teacher-forced logits [B, L, K]. inputs: next-scale inputs at every
-    position (rows of scale 1 are ignored: they read the start vector)."""
+    position (rows of scale 1 are ignored: they read the start vector);
+    drop_B: rows whose condition is replaced by the null one (see condition)."""
     c = self.cfg
     b = inputs_BxLxC.shape[0]
-    cvec = self.condition(cond_BxC, b)
+    cvec = self.condition(cond_BxC, b, drop_B)
     x = jnp.concatenate([
         self._embed(t, inputs_BxLxC[:, c.offsets[t]:c.offsets[t] + n * n], b)
         for t, n in enumerate(c.scales)], 1)

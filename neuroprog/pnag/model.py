@@ -79,9 +79,11 @@ def flat_tokens(indices) -> jax.Array:
 
 
 def generator_loss(gen: gen_lib.GeneratorModules, params, inputs_BxLxC, tokens_BxL,
-                   cond_BxC=None):
-  """Mean token cross-entropy and token accuracy of teacher-forced next-scale prediction."""
-  logits = gen.apply({"params": params}, inputs_BxLxC, cond_BxC)
+                   cond_BxC=None, drop_B=None):
+  """Mean token cross-entropy and token accuracy of teacher-forced next-scale
+  prediction. cond_BxC: float32 [B, cond_dim] or None (null condition);
+  drop_B: bool [B], rows trained on the null condition instead (CFG)."""
+  logits = gen.apply({"params": params}, inputs_BxLxC, cond_BxC, drop_B)
   logp = jax.nn.log_softmax(logits)
   ce = -jnp.mean(jnp.take_along_axis(logp, tokens_BxL[..., None], -1))
   acc = jnp.mean(logits.argmax(-1) == tokens_BxL)

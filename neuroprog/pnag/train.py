@@ -209,11 +209,10 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
   return ae_lib.AEState(**state["ae"]), secs
 
 
-def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
-                 stop_at_step=None):
-  """Trains the generator on the stage-1 token maps; returns (params, seconds)."""
+def token_data(ae_cfg, gen_cfg, ae_state, ops_T, adj_T):
+  """(tokens int32 [T, L], teacher inputs float32 [T, L, C]) of a training set
+  under the final stage-1 parameters, tokenized 2,048 at a time."""
   ae = model_lib.autoencoder_for(ae_cfg)
-  gen = model_lib.generator_for(gen_cfg)
   codebook = ae.codebook_of(ae_state)
   tokenize = jax.jit(ae.tokenize)
   toks, inputs = [], []
@@ -222,7 +221,20 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
     toks.append(model_lib.flat_tokens(q.indices))
     inputs.append(model_lib.teacher_inputs(q.indices, codebook, gen_cfg.scales,
                                            ae_cfg.num_nodes))
-  toks, inputs = jnp.concatenate(toks), jnp.concatenate(inputs)
+  return jnp.concatenate(toks), jnp.concatenate(inputs)
+
+
+def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
+                 stop_at_step=None, *, name: str = "stage2", cond_fn=None):
+  """Trains the generator on the stage-1 token maps; returns (params, seconds).
+
+  cond_fn: None (unconditional: the null condition throughout) or a jittable
+  f(key, idx int32[B]) -> (cond float32[B, cond_dim], drop bool[B]) giving
+  the condition of each sampled training architecture and which rows train
+  the null condition (classifier-free guidance). name: checkpoint folder.
+  """
+  gen = model_lib.generator_for(gen_cfg)
+  toks, inputs = token_data(ae_cfg, gen_cfg, ae_state, ops_T, adj_T)
   total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "gen_learning_rate"), total)
   key = jax.random.key(_get(config, "seed"))
@@ -232,14 +244,15 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   def one(carry, step):
     k = jax.random.fold_in(jax.random.fold_in(key, 200), step)
     idx = jax.random.randint(k, (bsz,), 0, toks.shape[0])
+    cond, drop = (None, None) if cond_fn is None else cond_fn(jax.random.fold_in(k, 1), idx)
     (loss, acc), g = jax.value_and_grad(
-        lambda p: model_lib.generator_loss(gen, p, inputs[idx], toks[idx]),
+        lambda p: model_lib.generator_loss(gen, p, inputs[idx], toks[idx], cond, drop),
         has_aux=True)(carry["params"])
     up, os_ = opt.update(g, carry["opt"], carry["params"])
     return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
         "loss": loss, "token_acc": acc}
 
-  state, secs = _run_stage("stage2", workdir, config, state, one, total, writer,
+  state, secs = _run_stage(name, workdir, config, state, one, total, writer,
                            stop_at_step)
   return state["params"], secs
 

@@ -1,0 +1,62 @@
+"""The SCC ablation driver: settings, config checks, table; a tiny run is slow."""
+import json
+import os
+
+import pytest
+
+from experiments.configs import pnag_scc_ablation, pnag_test
+from neuroprog.pnag import ablation
+
+
+def _tiny():
+  c = pnag_test.get_config()
+  c.scc_settings = None
+  return c
+
+
+def test_default_settings_cover_every_scale():
+  assert ablation.settings(pnag_scc_ablation.get_config()) == [0, 1, 2, 3, 4]
+  assert ablation.settings(_tiny()) == [0, 1, 2, 3]
+
+
+def test_bad_settings_and_keys():
+  c = _tiny()
+  c.scc_settings = (0, 5)
+  with pytest.raises(ValueError, match="scc_settings=\\[0, 5\\].*0..3"):
+    ablation.settings(c)
+  c = _tiny()
+  c.ae = dict(c.ae, scc_num_scales=2)
+  with pytest.raises(ValueError, match="scc_num_scales"):
+    ablation.settings(c)
+  c = _tiny()
+  c.sweep = 1
+  with pytest.raises(ValueError, match="\\['sweep'\\]"):
+    ablation.settings(c)
+
+
+def test_markdown_labels_the_scales():
+  res = {"space": "nb201", "scales": [1, 2, 4, 8],
+         "rows": [{"scc_scales": 0, "validity": 0.5, "uniqueness": 1.0, "novelty": 0.25,
+                   "heldout_reconstruction": 0.9},
+                  {"scc_scales": 2, "validity": 1.0, "uniqueness": 0.5, "novelty": 0.5,
+                   "heldout_reconstruction": 1.0}]}
+  md = ablation.markdown(res)
+  assert "| none | 50.0% | 100.0% | 25.0% | 90.0% |" in md
+  assert "| first 2 (1, 2) | 100.0% | 50.0% | 50.0% | 100.0% |" in md
+
+
+@pytest.mark.slow
+def test_tiny_ablation_end_to_end(tmp_path):
+  c = _tiny()
+  c.scc_settings = (0, 3)
+  out = ablation.run(c, str(tmp_path))
+  assert [r["scc_scales"] for r in out["rows"]] == [0, 3]
+  for r in out["rows"]:
+    for m in ablation.METRICS:
+      assert 0.0 <= r[m] <= 1.0
+  for f in ("results.json", "results.md", "scc_ablation.png"):
+    assert os.path.getsize(tmp_path / f) > 0
+  cfg0 = json.load(open(tmp_path / "scc_0" / "config.json"))
+  assert cfg0["ae"]["scc_num_scales"] == 0
+  # The two settings train different autoencoders.
+  assert json.load(open(tmp_path / "scc_3" / "config.json"))["ae"]["scc_num_scales"] == 3
