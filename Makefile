@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_execute.py
 	$(PY) benchmarks/bench_tasks.py
 	$(PY) benchmarks/bench_pnag.py
+	$(PY) benchmarks/bench_nb201_load.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

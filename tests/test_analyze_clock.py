@@ -27,6 +27,7 @@ def addmod_workdir(tmp_path_factory):
   return workdir
 
 
+@pytest.mark.slow
 def test_command_writes_figures_and_numbers(addmod_workdir, tmp_path):
   out = str(tmp_path / "clock")
   proc = subprocess.run(
@@ -54,7 +55,14 @@ def test_command_writes_figures_and_numbers(addmod_workdir, tmp_path):
   assert np.mean([r["synthesized"] for r in acc.values()]) < 0.5
 
 
-def test_bad_workdirs_are_named(tmp_path, addmod_workdir):
+def _addmod_config_json():
+  c = test_config.get_config()
+  c.update(task="addmod", models=("meta_mlp",), model_configs={"meta_mlp": {"hidden": 8}},
+           learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83",), val_intents=())
+  return json.loads(loop._config_json(c))  # pylint: disable=protected-access
+
+
+def test_bad_workdirs_are_named(tmp_path):
   with pytest.raises(ValueError, match="does not exist"):
     report.analyze_workdir(str(tmp_path / "nope"), str(tmp_path / "o"))
   empty = tmp_path / "empty"
@@ -66,11 +74,12 @@ def test_bad_workdirs_are_named(tmp_path, addmod_workdir):
   (other / "config.json").write_text(json.dumps({"task": "sumfirst", "models": ["meta_mlp"]}))
   with pytest.raises(ValueError, match="needs an ADDMOD"):
     report.analyze_workdir(str(other), str(tmp_path / "o"))
-  with pytest.raises(ValueError, match="no model 'meta_gnn'"):
-    report.analyze_workdir(addmod_workdir, str(tmp_path / "o"), ["meta_gnn"])
   nockpt = tmp_path / "nockpt"
   nockpt.mkdir()
-  cfg = json.load(open(os.path.join(addmod_workdir, "config.json")))
-  (nockpt / "config.json").write_text(json.dumps(cfg))
+  (nockpt / "config.json").write_text(json.dumps(_addmod_config_json()))
+  with pytest.raises(ValueError, match="no model 'meta_gnn'"):
+    report.analyze_workdir(str(nockpt), str(tmp_path / "o"), ["meta_gnn"])
+  with pytest.raises(ValueError, match="'direct' emits no weights|no model 'direct'"):
+    report.analyze_workdir(str(nockpt), str(tmp_path / "o"), ["direct"])
   with pytest.raises(ValueError, match="no checkpoint"):
     report.analyze_workdir(str(nockpt), str(tmp_path / "o"), plots=False)
