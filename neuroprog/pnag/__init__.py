@@ -4,6 +4,9 @@ spaces: NB201 / MBV3 / DARTS in the op-on-node encoding; autoencoder: graph
 encoder + multi-scale quantizer + decoder (stage 1); generator: AdaLN
 next-scale transformer (stage 2); model: the trained bundle and the jitted
 sampler; metrics: validity, uniqueness, novelty; train: both stages end to end.
+Conditional (import explicitly): data (NAS-Bench-201 tables), surrogate (the
+meta-learned accuracy predictor), search (guided generation and search),
+ablation (the SCC ablation).
 """
 
 from neuroprog.pnag import metrics, msq, spaces
