@@ -26,6 +26,7 @@ from typing import Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 TWO_PI = 2.0 * np.pi
+B_MIN = 0.1   # lower bound of the b search in fit_cosine (see there)
 
 
 class ClockFit(NamedTuple):
@@ -193,7 +194,7 @@ def _cos_lstsq(inv_p, y, b):
   return coef, float(((basis @ coef - y) ** 2).sum())
 
 
-def fit_cosine(p, y, *, b_min: float = 0.1, b_max: float = 300.0, restarts: int = 5):
+def fit_cosine(p, y, *, b_min: float = B_MIN, b_max: float = 300.0, restarts: int = 5):
   """Least squares fit of y = a * cos(b / p + c) + d.
 
   For a fixed b the model is linear in (a cos c, -a sin c, d), so the search is

@@ -67,6 +67,9 @@ def _clock_json(fit: clock.ClockFit) -> dict:
 
 def _trajectory_json(fit: clock.TrajectoryFit) -> dict:
   return {"a": fit.a, "b": fit.b, "c": fit.c, "d": fit.d,
+          # b at the grid's lower bound: the cosine is in its linear regime, i.e.
+          # PC1 is (close to) linear in 1/p and a, d carry no separate meaning.
+          "linear_regime": bool(fit.b <= clock.B_MIN * 1.001),
           "r2_train": fit.r2_train, "r2_ood": fit.r2_ood, "r2_all": fit.r2_all,
           "explained_variance": fit.explained_variance.tolist(),
           "cos_params": fit.cos_params.tolist(), "cos_r2": fit.cos_r2.tolist(),
