@@ -51,6 +51,7 @@ def test_features_encode_family_and_parameter():
   assert {("recolor", 4), ("recolor", 7)} <= set(task.ood_intents)
 
 
+@pytest.mark.slow  # CI time budget; runs in make test-slow
 def test_loss_and_exact_match_ignore_padding():
   task = tasks.get("arc1d")
   x, y = task.sample(jax.random.key(1), [("hollow", None)], 8)

@@ -91,7 +91,8 @@ def test_seq2seq_padding_is_ignored_and_output_is_per_cell():
   assert float(jnp.abs(y3[0, 5] - y[0, 5]).max()) > 1e-5
 
 
-@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("task", [pytest.param(t, marks=pytest.mark.slow) if t == "arc1d"
+                                  else t for t in TASKS])  # arc1d: CI time budget
 def test_vmap_over_programs_and_jit(task):
   spec = neuroprog.default_spec(task)
   thetas = jax.vmap(lambda k: random_theta(spec, k))(jax.random.split(jax.random.key(6), 3))

@@ -35,6 +35,7 @@ def test_generated_weights_start_at_the_standard_scale(task_name, name):
   assert float(jnp.abs(theta[0] - theta[1]).max()) > 1e-3
 
 
+@pytest.mark.slow  # CI time budget; runs in make test-slow
 def test_direct_model_maps_u_and_x_to_outputs():
   task = tasks.get("arc1d")
   model = meta.create("direct", task.spec, task.feature_dim)

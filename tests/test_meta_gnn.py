@@ -82,6 +82,7 @@ def test_output_does_not_depend_on_element_order():
   np.testing.assert_allclose(b.apply(params, u), a.apply(params, u), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow  # CI time budget; runs in make test-slow
 def test_mean_aggregation_runs_and_differs_from_sum():
   task = tasks.get("sumfirst")
   u = task.features([1, 2])

@@ -19,6 +19,7 @@ def batch():
   return NB201.encode_batch(NB201.sample(0, 32))
 
 
+@pytest.mark.slow  # CI time budget; runs in make test-slow
 def test_dense_encoder_equals_jraph_graph_network(batch):
   ops, adj = batch
   dense = ae_lib.Autoencoder(CFG)
@@ -73,6 +74,7 @@ def test_ema_moves_codes_to_their_residuals_and_restarts_dead_ones(batch):
   assert np.min(np.abs(np.asarray(flat_r) - np.asarray(new.codebook[0])).sum(1)) < 1e-5
 
 
+@pytest.mark.slow  # CI time budget; runs in make test-slow
 def test_loss_mode_trains_the_codebook_as_a_parameter(batch):
   ops, adj = batch
   ae = ae_lib.Autoencoder(dataclasses.replace(CFG, codebook="loss"))
@@ -112,6 +114,7 @@ def test_nb201_held_out_reconstruction_is_exact_after_training(tmp_path):
   assert held_exact >= 0.99, held_exact
 
 
+@pytest.mark.slow  # CI time budget; runs in make test-slow
 def test_token_noise_trains_only_the_decoder(batch):
   ops, adj = batch
   ae = ae_lib.Autoencoder(dataclasses.replace(CFG, token_noise=0.3))
