@@ -7,8 +7,8 @@ search with m = 1 look-up, leave-one-dataset-out for every target.
 The default table is ../shared/data/nas-bench-201/nb201_hp12_accuracy.csv
 (12-epoch schedule); pass an official 200-epoch file with --config.table.
 
-2-core CPU, 2026-11-30: 65 min while sharing the cores with two other jobs
-(see BUILD_NOTES.md, "Conditional PNAG", for the timing alone). Expected
+2-core CPU, 2026-11-30: 49 min (rerun, sharing the cores with another
+training job; 65 min in a first run beside three jobs). Expected
 results (5 evaluation seeds, m = 1 look-up + 20 support evaluations):
 cifar10 chosen cell 88.79 test (rank share 0.06%), cifar100 60.92 +- 0.07
 (<= 0.04%), imagenet16-120 35.99 +- 0.94 (<= 0.66%); surrogate Spearman
