@@ -5,8 +5,8 @@ t = 0..4, 1,000 samples each.
   python -m experiments.scc_ablation --config=experiments/configs/pnag_scc_ablation.py \
       --workdir=workdirs/scc_ablation
 
-2-core CPU, 2026-11-30: 72 min while sharing the cores with two or three
-other jobs (BUILD_NOTES.md, "SCC ablation", for the timing alone). Expected
+2-core CPU, 2026-11-30: 53 min (rerun, sharing the cores with another
+training job; 72 min in a first run beside three jobs). Expected
 results: validity 98.8-99.2%, uniqueness 85.0-88.2%, novelty 48.6-53.2%,
 held-out reconstruction 100% for every t (no clear effect of SCC here).
 """
