@@ -48,7 +48,6 @@ def get_config():
   c.control_samples = 1000
   c.eval_seeds = 5
   c.temperature = 1.0
-  c.scales = (1, 2, 4, 8)
   c.log_every = 100
   c.checkpoint_every = 500
   c.keep_checkpoints = 2

@@ -213,7 +213,7 @@ def control_curve(model, sur, table, target, support_idx, key, *, levels, n, gui
 def _surrogate_ckpt(workdir, target, sur_cfg, table, keep):
   """Meta-trains (or restores) the leave-one-out surrogate of `target`."""
   mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", f"surrogate_{target}"), keep)
-  net = sur_lib._net(sur_cfg, table.space.num_ops)  # pylint: disable=protected-access
+  net = sur_lib.network(sur_cfg, table.space.num_ops)
   ops, adj = table.encodings
   s = sur_cfg.support_size
   abstract = net.init(jax.random.key(0), ops[:2], adj[:2], ops[:s], adj[:s],

@@ -125,10 +125,6 @@ class Surrogate(NamedTuple):
   params: dict
   num_ops: int
 
-  @property
-  def net(self) -> SurrogateNet:
-    return _net(self.cfg, self.num_ops)
-
   def context(self, ops_SxN, adj_SxNxN, acc_S) -> jax.Array:
     """float32[context_dim] task context from S evaluated architectures."""
     z, _, _ = normalise(jnp.asarray(acc_S, jnp.float32))
@@ -152,20 +148,21 @@ class Surrogate(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _net(cfg, num_ops):
+def network(cfg: SurrogateConfig, num_ops: int) -> SurrogateNet:
+  """The (cached) module of a config; `init`/`apply` it for raw params."""
   return SurrogateNet(cfg, num_ops)
 
 
 @functools.lru_cache(maxsize=None)
 def _jit_context(cfg, num_ops):
-  net = _net(cfg, num_ops)
+  net = network(cfg, num_ops)
   return jax.jit(lambda p, o, a, z: net.apply({"params": p}, o, a, z,
                                               method=SurrogateNet.context))
 
 
 @functools.lru_cache(maxsize=None)
 def _jit_score(cfg, num_ops):
-  net = _net(cfg, num_ops)
+  net = network(cfg, num_ops)
   return jax.jit(lambda p, o, a, c: net.apply({"params": p}, o, a, c,
                                               method=SurrogateNet.score))
 
@@ -204,7 +201,7 @@ def meta_train(tasks: Tasks, cfg: SurrogateConfig = SurrogateConfig(), *,
   if cfg.support_size + cfg.query_size > m:
     raise ValueError(f"support_size + query_size = {cfg.support_size + cfg.query_size} "
                      f"exceeds the {m} architectures.")
-  net = _net(cfg, num_ops)
+  net = network(cfg, num_ops)
   ops, adj, acc = jnp.asarray(tasks.ops), jnp.asarray(tasks.adj, jnp.float32), jnp.asarray(acc)
   key = jax.random.key(cfg.seed)
   s, q = cfg.support_size, cfg.query_size
