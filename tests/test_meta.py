@@ -7,6 +7,7 @@ import pytest
 
 import neuroprog
 from neuroprog import meta, tasks, train
+from neuroprog.meta import base
 
 
 @pytest.mark.parametrize("task_name", [
@@ -89,3 +90,24 @@ def test_quick_learning_check_sumfirst(name):
   _, metrics = run(state, jax.random.split(jax.random.key(1), 300))
   loss = np.asarray(metrics["loss"])
   assert loss[:5].mean() / loss[-20:].mean() >= 10, (loss[:5].mean(), loss[-20:].mean())
+
+
+def test_layer_norm_custom_vjp_matches_autodiff():
+  def reference(x):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) * jax.lax.rsqrt(var + 1e-6)
+
+  x = 3 * jax.random.normal(jax.random.key(0), (5, 2, 16)) + 1
+  w = jax.random.normal(jax.random.key(1), x.shape)
+  np.testing.assert_allclose(base.layer_norm(x), reference(x), rtol=1e-5, atol=1e-5)
+  y = base.layer_norm(x)
+  np.testing.assert_allclose(y.mean(-1), 0, atol=1e-5)
+  np.testing.assert_allclose(y.std(-1), 1, atol=1e-3)
+  g_got = jax.grad(lambda x: jnp.sum(jnp.sin(base.layer_norm(x)) * w))(x)
+  g_ref = jax.grad(lambda x: jnp.sum(jnp.sin(reference(x)) * w))(x)
+  np.testing.assert_allclose(g_got, g_ref, rtol=1e-4, atol=1e-5)
+  # under vmap (the seed axis of the train state) too
+  g_vmap = jax.vmap(jax.grad(lambda x, w: jnp.sum(base.layer_norm(x) * w)))(x, w)
+  g_vref = jax.vmap(jax.grad(lambda x, w: jnp.sum(reference(x) * w)))(x, w)
+  np.testing.assert_allclose(g_vmap, g_vref, rtol=1e-4, atol=1e-5)

@@ -193,9 +193,30 @@ def example_inputs(spec: specs_lib.Spec, n: int = 1) -> jax.Array:
   return jnp.zeros((1, n, spec.max_len), jnp.int32)
 
 
+@jax.custom_vjp
 def layer_norm(x):
   """Parameter-free layer norm over the feature axis (per element, so it
-  commutes with any permutation of elements)."""
-  mu = x.mean(-1, keepdims=True)
-  var = ((x - mu) ** 2).mean(-1, keepdims=True)
-  return (x - mu) * jax.lax.rsqrt(var + 1e-6)
+  commutes with any permutation of elements). float32[..., D] -> same.
+
+  The hand-written VJP, dx = r (g - mean(g) - y mean(g y)) with r the inverse
+  standard deviation, keeps only y and r: autodiff's version of the same
+  function took 2.3x as long on [46592, 64] (8.3 ms vs 3.7 ms on this CPU),
+  and Meta-GNN applies it to every edge state of every round.
+  """
+  return _layer_norm_fwd(x)[0]
+
+
+def _layer_norm_fwd(x):
+  xc = x - x.mean(-1, keepdims=True)
+  r = jax.lax.rsqrt((xc * xc).mean(-1, keepdims=True) + 1e-6)
+  y = xc * r
+  return y, (y, r)
+
+
+def _layer_norm_bwd(res, g):
+  y, r = res
+  return (r * (g - g.mean(-1, keepdims=True)
+               - y * (g * y).mean(-1, keepdims=True)),)
+
+
+layer_norm.defvjp(_layer_norm_fwd, _layer_norm_bwd)

@@ -100,27 +100,108 @@ def _normal(std):
   return lambda k, s: std * jax.random.normal(k, s, jnp.float32)
 
 
-def bucketed_dense(x_MxBxD, kernel_GxDxF, bias_GxF, buckets):
-  """Per-group x W_g + b_g, one batched matmul per bucket (see module doc)."""
-  d_in, f = kernel_GxDxF.shape[1:]
-  outs = []
-  for start, n, size, g0 in buckets:
-    # [M, B, D] rows of a bucket are contiguous: view as [G_s, s * B, D].
-    xb = x_MxBxD[start:start + n * size].reshape(n, -1, d_in)
-    if n == 1:
-      yb = xb[0] @ kernel_GxDxF[g0] + bias_GxF[g0]
+def _bucket_at(buckets, offset):
+  for bk in buckets:
+    if bk[0] <= offset < bk[0] + bk[1] * bk[2]:
+      return bk
+  raise ValueError(f"split_buckets: offset {offset} is outside every bucket")
+
+
+def split_buckets(buckets, bounds):
+  """A layout's buckets re-cut at finer element boundaries ("segments").
+
+  bounds: sorted element offsets (0, ..., M) from `common_segments`. Returns
+  one bucket (start, n_groups, size, group_start) per segment
+  [bounds[i], bounds[i + 1]): a segment is either a run of whole equal-size
+  groups or a part of one group (then n_groups = 1 and size = its length).
+  """
+  out = []
+  for a, b in zip(bounds[:-1], bounds[1:]):
+    start, n, size, g0 = _bucket_at(buckets, a)
+    g_a, g_b = (a - start) // size, (b - 1 - start) // size
+    if b > start + n * size:
+      raise ValueError(f"split_buckets: segment [{a}, {b}) crosses the end of "
+                       f"bucket {(start, n, size, g0)}")
+    if g_a == g_b:                          # inside one group
+      out.append((int(a), 1, int(b - a), int(g0 + g_a)))
+    elif (a - start) % size or (b - start) % size:
+      raise ValueError(f"split_buckets: segment [{a}, {b}) does not cut bucket "
+                       f"{(start, n, size, g0)} at group boundaries")
     else:
-      yb = jax.lax.dot_general(xb, kernel_GxDxF[g0:g0 + n],
-                               (((2,), (1,)), ((0,), (0,))))
-      yb = yb + bias_GxF[g0:g0 + n][:, None, :]
-    outs.append(yb.reshape((n * size,) + x_MxBxD.shape[1:-1] + (f,)))
+      out.append((int(a), int((b - a) // size), int(size), int(g0 + g_a)))
+  return tuple(out)
+
+
+def common_segments(*bucket_sets):
+  """Element boundaries (0, ..., M) at which every layout can be cut into
+  runs of whole equal-size groups or parts of one group (`split_buckets`):
+  all bucket starts, plus group boundaries wherever a cut of one layout
+  falls inside a group of another. Few segments for nested groupings."""
+  m = max(bk[0] + bk[1] * bk[2] for bk in bucket_sets[0])
+  bounds = {0, m} | {bk[0] for buckets in bucket_sets for bk in buckets}
+  changed = True
+  while changed:
+    changed = False
+    cuts = sorted(bounds)
+    for buckets in bucket_sets:
+      for a, b in zip(cuts[:-1], cuts[1:]):
+        start, _, size, _ = _bucket_at(buckets, a)
+        first = start + -(-(a - start) // size) * size   # group boundaries
+        last = start + ((b - start) // size) * size      # inside [a, b]
+        if (a - start) % size or (b - start) % size:
+          for c in (first, last):
+            if a < c < b and c not in bounds:
+              bounds.add(c)
+              changed = True
+  return tuple(sorted(bounds))
+
+
+def _dense_rows(x_rows, kernel_GxDxF, bias_GxF, n, size, g0):
+  """Rows of one bucket (n groups of `size` elements): [n * size, ..., D] ->
+  [n * size, ..., F]; the group axis is a free reshape of the leading axis."""
+  d_in, f = kernel_GxDxF.shape[1:]
+  xb = x_rows.reshape(n, -1, d_in)
+  if n == 1:
+    yb = xb[0] @ kernel_GxDxF[g0] + bias_GxF[g0]
+  else:
+    yb = jax.lax.dot_general(xb, kernel_GxDxF[g0:g0 + n],
+                             (((2,), (1,)), ((0,), (0,))))
+    yb = yb + bias_GxF[g0:g0 + n][:, None, :]
+  return yb.reshape(x_rows.shape[:-1] + (f,))
+
+
+def bucketed_dense(x_MxBxD, kernel_GxDxF, bias_GxF, buckets):
+  """Per-group x W_g + b_g, one batched matmul per bucket (see module doc).
+
+  x: float32[M, B, D] in sorted order, or a tuple of segments (one array
+  [m_s, B, D] per bucket of `buckets`, e.g. from `split_buckets`): then the
+  result is a tuple too and no activation is sliced or concatenated, which on
+  CPU costs as much as the matmuls themselves at D = 64 (BUILD_NOTES.md).
+  """
+  if isinstance(x_MxBxD, (tuple, list)):
+    if len(x_MxBxD) != len(buckets):
+      raise ValueError(f"bucketed_dense: {len(x_MxBxD)} segments for "
+                       f"{len(buckets)} buckets")
+    return tuple(_dense_rows(xs, kernel_GxDxF, bias_GxF, n, size, g0)
+                 for xs, (_, n, size, g0) in zip(x_MxBxD, buckets))
+  outs = [_dense_rows(x_MxBxD[start:start + n * size], kernel_GxDxF, bias_GxF,
+                      n, size, g0)
+          for start, n, size, g0 in buckets]
   return jnp.concatenate(outs, 0) if len(outs) > 1 else outs[0]
+
+
+def segment_map(fn, x):
+  """fn applied to an array, or to each segment of a tuple of segments."""
+  if isinstance(x, (tuple, list)):
+    return tuple(fn(xs) for xs in x)
+  return fn(x)
 
 
 class GroupedDense(nn.Module):
   """y_i = x_i W_{g(i)} + b_{g(i)} for elements i in GroupLayout order.
 
-  Input float32[M, B, D_in] (sorted order), output float32[M, B, features].
+  Input float32[M, B, D_in] (sorted order), output float32[M, B, features];
+  or tuples of segments matching `buckets` (see `bucketed_dense`).
   Parameters: kernel [G, D_in, features] (normal, std 1/sqrt(D_in)), bias
   [G, features] (zeros). Works under jit, vmap and grad.
   """
@@ -130,7 +211,7 @@ class GroupedDense(nn.Module):
 
   @nn.compact
   def __call__(self, x_MxBxD):
-    d_in = x_MxBxD.shape[-1]
+    d_in = _last_dim(x_MxBxD)
     kernel = self.param("kernel", _normal(1 / np.sqrt(d_in)),
                         (self.n_groups, d_in, self.features))
     bias = self.param("bias", nn.initializers.zeros,
@@ -145,12 +226,14 @@ class GroupedIntentEncoder(nn.Module):
   group's elements) plus pe_i W^pe_g (once per element: pe is static and
   shared by all B intents), which is the same function as a group-tied dense
   layer on the concatenation at 1/B of the cost. u float32[B, F] ->
-  float32[M, B, features] in sorted order.
+  float32[M, B, features] in sorted order, or with `segmented` a tuple with
+  one [m_s, B, features] array per bucket (segment).
   """
   buckets: tuple[tuple[int, int, int, int], ...]
   n_groups: int
   pe: np.ndarray | None         # float32[M, P] sorted, or None
   features: int
+  segmented: bool = False
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -165,16 +248,18 @@ class GroupedIntentEncoder(nn.Module):
     # Broadcast each group's row over its contiguous elements (its gradient
     # is a plain reduction, unlike the scatter-add of a gather by group id).
     b, f = z_GxBxF.shape[1:]
-    z = jnp.concatenate([
-        jnp.broadcast_to(z_GxBxF[g0:g0 + n, None], (n, size, b, f)).reshape(n * size, b, f)
-        for _, n, size, g0 in self.buckets], 0)
+    z = [jnp.broadcast_to(z_GxBxF[g0:g0 + n, None], (n, size, b, f)).reshape(n * size, b, f)
+         for _, n, size, g0 in self.buckets]
     if self.pe is not None:
       w_pe = self.param("kernel_pe", _normal(std),
                         (self.n_groups, p_dim, self.features))
       zero = jnp.zeros((self.n_groups, self.features), jnp.float32)
-      z = z + bucketed_dense(jnp.asarray(self.pe)[:, None], w_pe, zero,
-                             self.buckets)
-    return z
+      pe = tuple(jnp.asarray(self.pe[start:start + n * size])[:, None]
+                 for start, n, size, _ in self.buckets)
+      z = [zs + ps for zs, ps in zip(z, bucketed_dense(pe, w_pe, zero, self.buckets))]
+    if self.segmented:
+      return tuple(z)
+    return jnp.concatenate(z, 0) if len(z) > 1 else z[0]
 
 
 class GroupedEdgeInput(nn.Module):
@@ -184,7 +269,8 @@ class GroupedEdgeInput(nn.Module):
   or multiplying per edge by the node blocks: for each edge group g, the
   states of its distinct senders (receivers) are projected once by g's
   sender (receiver) block, then gathered per edge. Same function and init
-  as a GroupedDense on the concatenation.
+  as a GroupedDense on the concatenation. x may be a tuple of segments
+  matching `buckets` (the result is then a tuple too); h is one array.
   """
   buckets: tuple[tuple[int, int, int, int], ...]
   n_groups: int
@@ -196,7 +282,7 @@ class GroupedEdgeInput(nn.Module):
 
   @nn.compact
   def __call__(self, x_ExBxD, h_NxBxD):
-    d_e, d_n = x_ExBxD.shape[-1], h_NxBxD.shape[-1]
+    d_e, d_n = _last_dim(x_ExBxD), h_NxBxD.shape[-1]
     std = 1 / np.sqrt(d_e + 2 * d_n)
     shape = lambda d: (self.n_groups, d, self.features)
     w_e = self.param("kernel_edge", _normal(std), shape(d_e))
@@ -209,7 +295,16 @@ class GroupedEdgeInput(nn.Module):
                            for g, s in enumerate(self.senders_of_group)], 0)
     p_r = jnp.concatenate([h_NxBxD[r] @ w_r[g]
                            for g, r in enumerate(self.receivers_of_group)], 0)
+    if isinstance(out, tuple):
+      return tuple(
+          o + p_s[self.sender_slot[start:start + n * size]]
+          + p_r[self.receiver_slot[start:start + n * size]]
+          for o, (start, n, size, _) in zip(out, self.buckets))
     return out + p_s[self.sender_slot] + p_r[self.receiver_slot]
+
+
+def _last_dim(x):
+  return (x[0] if isinstance(x, (tuple, list)) else x).shape[-1]
 
 
 def endpoint_projection_index(group_sorted, endpoint):
@@ -237,7 +332,7 @@ class GroupedMLP(nn.Module):
   def __call__(self, x):
     h = GroupedDense(self.buckets, self.n_groups, self.hidden)(x)
     return GroupedDense(self.buckets, self.n_groups, self.features)(
-        self.activation(h))
+        segment_map(self.activation, h))
 
 
 def broadcast_intent(u_BxF: jax.Array, pe_MxP: np.ndarray | None, m: int):

@@ -25,7 +25,10 @@ Every per-group weight is applied by `grouped.GroupedDense`: one batched
 matmul per bucket of equal-size groups, never a per-element weight gather.
 The same graph serves all B programs, so states are [M, B, D] and the index
 arrays (senders, receivers, groups) are never tiled: this is the batched
-neural graph in dense form. Without positional encodings the model is
+neural graph in dense form. Edge states are kept as a tuple of segments (runs
+of equal-size groups in both groupings, `grouped.common_segments`), so that
+no edge activation is ever sliced into buckets or concatenated back: at
+d = 64 on CPU those copies cost as much as the matmuls (BUILD_NOTES.md). Without positional encodings the model is
 equivariant: an automorphism φ of the graph maps the generated θ to ρ(φ)θ,
 so θ is a fixed point of every ρ(φ) (tested).
 """
@@ -59,6 +62,8 @@ class MetaGNNNet(nn.Module):
   n_edge_msg_groups: int
   senders: np.ndarray          # int32[E], sorted node index, in sorted edge order
   receivers: np.ndarray        # int32[E]
+  # Edge buckets above are per segment (grouped.split_buckets), so
+  # edge_buckets[i] and edge_msg_buckets[i] cover the same elements.
   node_pe: np.ndarray | None   # float32[N, 10] sorted, or None
   edge_pe: np.ndarray | None   # float32[E, 20] sorted, or None
   theta_source: np.ndarray     # int32[T]: index into [nodes; edges] (sorted)
@@ -76,20 +81,29 @@ class MetaGNNNet(nn.Module):
     meb, meg = self.edge_msg_buckets, self.n_edge_msg_groups
     d = self.d
 
-    def encode(buckets, groups, msg_buckets, msg_groups, pe, name):
-      z = grouped.GroupedIntentEncoder(buckets, groups, pe, d,
+    each = grouped.segment_map
+
+    def encode(buckets, groups, msg_buckets, msg_groups, pe, name, segmented):
+      z = grouped.GroupedIntentEncoder(buckets, groups, pe, d, segmented,
                                        name=f"{name}_in")(u_BxF)
       z = grouped.GroupedDense(msg_buckets, msg_groups, d, name=f"{name}_hidden")(
-          nn.gelu(z))
-      return base.layer_norm(z)
+          each(nn.gelu, z))
+      return each(base.layer_norm, z)
 
     def decode(z, buckets, groups, msg_buckets, msg_groups, name):
       z = grouped.GroupedDense(msg_buckets, msg_groups, d, name=f"{name}_hidden")(z)
-      return grouped.GroupedDense(buckets, groups, 1, name=f"{name}_out")(
-          nn.gelu(z))[..., 0]
+      z = grouped.GroupedDense(buckets, groups, 1, name=f"{name}_out")(
+          each(nn.gelu, z))
+      return each(lambda a: a[..., 0], z)
 
-    h = encode(nb, ng, mnb, mng, self.node_pe, "enc_node")
-    x = encode(eb, eg, meb, meg, self.edge_pe, "enc_edge")
+    def segment_sum(xs, index):   # sum over the segments' edges into nodes
+      out = 0
+      for x_s, (start, k, size, _) in zip(xs, meb):
+        out = out + jax.ops.segment_sum(x_s, index[start:start + k * size], n)
+      return out
+
+    h = encode(nb, ng, mnb, mng, self.node_pe, "enc_node", False)
+    x = encode(eb, eg, meb, meg, self.edge_pe, "enc_edge", True)
     snd_groups, rcv_groups, snd_slot, rcv_slot = self.edge_endpoints
     if self.aggregation == "mean":
       deg_in = np.maximum(np.bincount(self.receivers, minlength=n), 1)
@@ -97,10 +111,10 @@ class MetaGNNNet(nn.Module):
     for r in range(self.rounds):
       m = grouped.GroupedEdgeInput(meb, meg, d, snd_groups, rcv_groups, snd_slot,
                                    rcv_slot, name=f"msg_{r}_in")(x, h)
-      m = grouped.GroupedDense(meb, meg, d, name=f"msg_{r}_out")(nn.gelu(m))
-      x = base.layer_norm(x + m)
-      agg_in = jax.ops.segment_sum(x, self.receivers, n)
-      agg_out = jax.ops.segment_sum(x, self.senders, n)
+      m = grouped.GroupedDense(meb, meg, d, name=f"msg_{r}_out")(each(nn.gelu, m))
+      x = tuple(base.layer_norm(x_s + m_s) for x_s, m_s in zip(x, m))
+      agg_in = segment_sum(x, self.receivers)
+      agg_out = segment_sum(x, self.senders)
       if self.aggregation == "mean":
         agg_in = agg_in / deg_in[:, None, None]
         agg_out = agg_out / deg_out[:, None, None]
@@ -109,7 +123,7 @@ class MetaGNNNet(nn.Module):
               jnp.concatenate([h, agg_in, agg_out], -1)))
     bias = decode(h, nb, ng, mnb, mng, "dec_node")
     weight = decode(x, eb, eg, meb, meg, "dec_edge")
-    values = jnp.concatenate([bias, weight], 0)   # [N + E, B]
+    values = jnp.concatenate([bias, *weight], 0)   # [N + E, B]
     return values[self.theta_source].T
 
 
@@ -136,6 +150,7 @@ def build(spec, intent_dim, config, graph=None):
   el = grouped.group_layout(ng.edge_group, edge_order)
   nml = grouped.group_layout(coarse.node_group, node_order)
   eml = grouped.group_layout(coarse.edge_group, edge_order)
+  edge_bounds = grouped.common_segments(el.buckets, eml.buckets)
   senders = nl.rank[ng.senders[el.order]].astype(np.int32)
   receivers = nl.rank[ng.receivers[el.order]].astype(np.int32)
   snd_groups, snd_slot = grouped.endpoint_projection_index(eml.group_sorted, senders)
@@ -149,9 +164,11 @@ def build(spec, intent_dim, config, graph=None):
   assert (source >= 0).all()
   net = MetaGNNNet(
       n_nodes=n, node_buckets=nl.buckets, n_node_groups=nl.n_groups,
-      edge_buckets=el.buckets, n_edge_groups=el.n_groups,
+      edge_buckets=grouped.split_buckets(el.buckets, edge_bounds),
+      n_edge_groups=el.n_groups,
       node_msg_buckets=nml.buckets, n_node_msg_groups=nml.n_groups,
-      edge_msg_buckets=eml.buckets, n_edge_msg_groups=eml.n_groups,
+      edge_msg_buckets=grouped.split_buckets(eml.buckets, edge_bounds),
+      n_edge_msg_groups=eml.n_groups,
       senders=senders, receivers=receivers,
       node_pe=ng.node_pe[nl.order] if config.use_pe else None,
       edge_pe=ng.edge_pe[el.order] if config.use_pe else None,
