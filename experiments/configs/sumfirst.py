@@ -5,17 +5,17 @@
 
 All four models are capacity-matched to 50,000 trainable parameters (within
 10%; `neuroprog.meta.match_capacity`). `make run` uses this config with 4 seeds
-(6 min on the 2-core CPU including the install).
+and 3,000 steps (6 min on the 2-core CPU including the install).
 
-Measured on the 2-core CPU, 2026-11-30, about 14 min (cores shared with a test
-run); GPU run time not yet measured:
+Measured on the 2-core CPU, 2026-11-30, 13 min 12 s on the idle machine (6,000
+steps); GPU run time not yet measured:
 
 | model | params | seeds | ID mean ± std | OOD mean ± std | OOD max over seeds |
 |---|---|---|---|---|---|
-| direct | 50,128 | 10 | 0.391 ± 0.030 | 0.177 ± 0.004 | 0.182 |
-| meta_mlp | 50,133 | 10 | 0.997 ± 0.004 | 0.151 ± 0.013 | 0.173 |
-| meta_gmlp | 50,664 | 10 | 0.999 ± 0.000 | 0.169 ± 0.042 | 0.264 |
-| meta_gnn | 50,583 | 10 | 1.000 ± 0.000 | 0.391 ± 0.200 | 0.832 |
+| direct | 50,128 | 10 | 0.787 ± 0.084 | 0.162 ± 0.009 | 0.183 |
+| meta_mlp | 50,133 | 10 | 1.000 ± 0.000 | 0.157 ± 0.007 | 0.172 |
+| meta_gmlp | 50,664 | 10 | 1.000 ± 0.000 | 0.155 ± 0.020 | 0.190 |
+| meta_gnn | 50,583 | 10 | 1.000 ± 0.000 | 0.515 ± 0.248 | 0.882 |
 """
 
 import ml_collections
@@ -49,7 +49,7 @@ def get_config():
   c.train_intents = None
   c.seeds = 10
   c.seed = 0
-  c.steps = 3000
+  c.steps = 6000
   c.intents_per_step = 8
   c.examples_per_intent = 64
   c.eval_examples = 1000
