@@ -104,7 +104,8 @@ def _bucket_at(buckets, offset):
   for bk in buckets:
     if bk[0] <= offset < bk[0] + bk[1] * bk[2]:
       return bk
-  raise ValueError(f"split_buckets: offset {offset} is outside every bucket")
+  raise ValueError(f"grouped: element offset {offset} is outside every bucket "
+                   f"{buckets}")
 
 
 def split_buckets(buckets, bounds):

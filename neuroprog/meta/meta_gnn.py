@@ -28,9 +28,11 @@ arrays (senders, receivers, groups) are never tiled: this is the batched
 neural graph in dense form. Edge states are kept as a tuple of segments (runs
 of equal-size groups in both groupings, `grouped.common_segments`), so that
 no edge activation is ever sliced into buckets or concatenated back: at
-d = 64 on CPU those copies cost as much as the matmuls (BUILD_NOTES.md). Without positional encodings the model is
-equivariant: an automorphism φ of the graph maps the generated θ to ρ(φ)θ,
-so θ is a fixed point of every ρ(φ) (tested).
+d = 64 on CPU those copies cost as much as the matmuls (BUILD_NOTES.md).
+
+Without positional encodings the model is equivariant: an automorphism φ of
+the graph maps the generated θ to ρ(φ)θ, so θ is a fixed point of every ρ(φ)
+(tested).
 """
 
 from __future__ import annotations
