@@ -147,13 +147,15 @@ def common_segments(*bucket_sets):
     for buckets in bucket_sets:
       for a, b in zip(cuts[:-1], cuts[1:]):
         start, _, size, _ = _bucket_at(buckets, a)
-        first = start + -(-(a - start) // size) * size   # group boundaries
-        last = start + ((b - start) // size) * size      # inside [a, b]
-        if (a - start) % size or (b - start) % size:
-          for c in (first, last):
-            if a < c < b and c not in bounds:
-              bounds.add(c)
-              changed = True
+        if (a - start) % size == 0 and (b - start) % size == 0:
+          continue
+        # the first and last group boundaries inside (a, b), if any
+        first = start + -(-(a - start) // size) * size
+        last = start + ((b - start) // size) * size
+        for c in (first, last):
+          if a < c < b and c not in bounds:
+            bounds.add(c)
+            changed = True
   return tuple(sorted(bounds))
 
 
