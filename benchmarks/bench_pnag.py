@@ -2,12 +2,12 @@
 
 For each space: architectures per second drawn by `neuroprog.pnag.model.sampler`
 at batch 4,096 (token maps scale by scale, codebook lookups, upsampling,
-decoding; compilation excluded), the FLOPs per architecture from XLA's cost
-analysis, and the machine's fp32 matmul GFLOP/s measured in the same run.
-Architectures come from the space's experiment config; with `--workdir
-space=DIR` the trained parameters of that workdir are used (and the share of
-valid graphs is reported), otherwise freshly initialised ones (the same
-program and cost).
+decoding, by default with the constrained decoder that `sample` uses;
+compilation excluded), the FLOPs per architecture from XLA's cost analysis,
+and the machine's fp32 matmul GFLOP/s measured in the same run. Architectures
+come from the space's experiment config; with `--workdir space=DIR` the
+trained parameters of that workdir are used (and the share of valid graphs is
+reported), otherwise freshly initialised ones (the same program and cost).
 
   python benchmarks/bench_pnag.py [--batch 4096] [--workdir nb201=workdirs/pnag_nb201]
 """
@@ -42,6 +42,9 @@ def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--batch", type=int, default=4096)
   ap.add_argument("--spaces", default="nb201,mbv3,darts")
+  ap.add_argument("--decode", default="valid", choices=model_lib.DECODES,
+                  help="valid: the constrained decoder (sample()'s default); "
+                       "argmax: plain decoding")
   ap.add_argument("--workdir", action="append", default=[],
                   help="space=DIR: use the trained model of DIR for that space")
   args = ap.parse_args()
@@ -49,12 +52,14 @@ def main():
   gflops = common.matmul_gflops()
   for name in args.spaces.split(","):
     model = train.load(workdirs[name]) if name in workdirs else untrained(name)
-    fn = model_lib.sampler(model.ae_cfg, model.gen_cfg, args.batch)
+    fn = model_lib.sampler(model.ae_cfg, model.gen_cfg, args.batch,
+                           space_name=name if args.decode == "valid" else None)
     call = lambda k: fn(model.ae_params, model.codebook, model.gen_params, k, None)
     sec = common.time_call(call, jax.random.key(0), min_time=3.0)
     flops = common.flops_of(fn, model.ae_params, model.codebook, model.gen_params,
                             jax.random.key(0), None)
     record = {"bench": "pnag_sampler", "space": name, "batch": args.batch,
+              "decode": args.decode,
               "trained": name in workdirs,
               "archs_per_s": round(args.batch / sec, 1),
               "seconds_per_arch": sec / args.batch,

@@ -58,5 +58,6 @@ def test_tiny_ablation_end_to_end(tmp_path):
     assert os.path.getsize(tmp_path / f) > 0
   cfg0 = json.load(open(tmp_path / "scc_0" / "config.json"))
   assert cfg0["ae"]["scc_num_scales"] == 0
+  assert cfg0["decode"] == "argmax"     # the ablation measures the plain generator
   # The two settings train different autoencoders.
   assert json.load(open(tmp_path / "scc_3" / "config.json"))["ae"]["scc_num_scales"] == 3

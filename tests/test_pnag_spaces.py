@@ -2,6 +2,7 @@
 import csv
 import json
 
+import jax
 import numpy as np
 import pytest
 
@@ -177,3 +178,86 @@ def test_unknown_space_and_bad_ops():
     sp.decode(np.full((8, 7), 0.5), np.zeros((8, 8)))
   with pytest.raises(ValueError, match="shape"):
     sp.decode(np.zeros((8, 6)), np.zeros((8, 8)))
+
+
+# ---- constrained decoding (`SearchSpace.project`) ---------------------------
+
+def _joint_score(op_logits_NxV, adj_logits_NxN, ops_N, adj_NxN):
+  """log p(ops) + sum of the logits of the edges (the objective `project` maximises)."""
+  logp = op_logits_NxV - np.log(np.exp(op_logits_NxV).sum(-1, keepdims=True))
+  return logp[np.arange(len(ops_N)), ops_N].sum() + (adj_logits_NxN * adj_NxN).sum()
+
+
+def _random_logits(space, n, seed):
+  r = np.random.default_rng(seed)
+  return (2 * r.normal(size=(n, space.num_nodes, space.num_ops)).astype(np.float32),
+          2 * r.normal(size=(n, space.num_nodes, space.num_nodes)).astype(np.float32))
+
+
+def _neighbours(space, arch):
+  """Every architecture one local change away (one layer / op / input / depth)."""
+  out = []
+  if space.name == "nb201":
+    for i in range(6):
+      out += [arch[:i] + (o,) + arch[i + 1:] for o in spaces.nb201.OPERATIONS]
+  elif space.name == "mbv3":
+    types = spaces.mbv3.LAYER_TYPES
+    for st, layers in enumerate(arch):
+      options = [layers[:l] + (t,) + layers[l + 1:] for l in range(len(layers)) for t in types]
+      options += [layers[:d] for d in spaces.mbv3.DEPTHS if d < len(layers)]
+      options += [layers + (t,) * (d - len(layers)) for d in spaces.mbv3.DEPTHS
+                  if d > len(layers) for t in types]
+      out += [arch[:st] + (o,) + arch[st + 1:] for o in options]
+  else:
+    for c in ("normal", "reduce"):
+      pairs = getattr(arch, c)
+      for k, (op, j) in enumerate(pairs):
+        for op2 in spaces.darts.PRIMITIVES[1:]:
+          for j2 in range(k // 2 + 2):
+            new = pairs[:k] + ((op2, j2),) + pairs[k + 1:]
+            if new[2 * (k // 2)][1] != new[2 * (k // 2) + 1][1]:
+              out.append(arch._replace(**{c: new}))
+  return out
+
+
+@pytest.mark.parametrize("name", spaces.NAMES)
+def test_project_returns_valid_graphs_and_keeps_confident_ones(name):
+  space = spaces.get(name)
+  project = jax.jit(space.project)
+  archs = space.sample(0, 32)
+  ops, adj = space.encode_batch(archs)
+  # Confident logits of valid graphs come back unchanged.
+  po, pa = project(8.0 * (2 * np.eye(space.num_ops, dtype=np.float32)[ops] - 1),
+                   8.0 * (2 * adj - 1))
+  assert [space.decode(o, a) for o, a in zip(np.asarray(po), np.asarray(pa))] == archs
+  # Arbitrary logits give valid graphs only (plain argmax is almost never valid).
+  ol, al = _random_logits(space, 300, 1)
+  po, pa = map(np.asarray, project(ol, al))
+  assert po.dtype == np.int32 and pa.dtype == np.float32
+  assert all(space.is_valid(o, a) for o, a in zip(po, pa))
+  plain = [space.is_valid(o.argmax(-1).astype(np.int32), (a > 0).astype(np.float32))
+           for o, a in zip(ol, al)]
+  assert np.mean(plain) < 0.05
+
+
+@pytest.mark.parametrize("name", spaces.NAMES)
+def test_project_is_the_best_valid_graph_locally(name):
+  """No valid architecture one change away scores higher than the projection."""
+  space = spaces.get(name)
+  ol, al = _random_logits(space, 12, 2)
+  po, pa = map(np.asarray, jax.jit(space.project)(ol, al))
+  for b in range(len(ol)):
+    best = _joint_score(ol[b], al[b], po[b], pa[b])
+    for nb in _neighbours(space, space.decode(po[b], pa[b])):
+      o, a = space.encode_indices(nb)
+      assert _joint_score(ol[b], al[b], o, a) <= best + 1e-4, (b, nb)
+
+
+def test_nb201_project_is_the_exact_optimum():
+  space = spaces.get("nb201")
+  ol, al = _random_logits(space, 4, 3)
+  po, _ = map(np.asarray, jax.jit(space.project)(ol, al))
+  every = space.encode_batch(space.enumerate())
+  for b in range(len(ol)):
+    scores = [_joint_score(ol[b], al[b], o, a) for o, a in zip(*every)]
+    assert np.array_equal(every[0][int(np.argmax(scores))], po[b])

@@ -44,6 +44,10 @@ def test_writes_samples_and_results(full_run):
   for l in valid:
     assert sp.to_string(sp.from_string(l)) == l
   assert 0.0 <= res["novelty"] <= 1.0 and res["samples_per_s"] > 0
+  # Constrained decoding by default; the plain decoding of the same maps is kept.
+  assert res["decode"] == "valid" and res["validity"] == 1.0 and "INVALID" not in lines
+  assert res["argmax"]["num_valid"] <= res["num_valid"] == 64
+  assert res["argmax"]["validity"] == res["argmax"]["num_valid"] / 64
   metrics_lines = [json.loads(l) for l in open(os.path.join(workdir, "metrics.jsonl"))]
   assert [l["step"] for l in metrics_lines if l["model"] == "stage1"] == [10, 20, 30, 40]
   s1 = [l["loss"] for l in metrics_lines if l["model"] == "stage1"]
@@ -74,6 +78,18 @@ def test_load_and_sample_api(full_run):
   assert s.ops.shape == (10, 8) and s.adj.shape == (10, 8, 8) and len(s.archs) == 10
   for arch, ok, o, a in zip(s.archs, s.valid, s.ops, s.adj):
     assert ok == (arch is not None) == model.space.is_valid(o, a)
+  assert s.valid.all()          # the default decoder only returns valid graphs
+  # Plain decoding of the same token maps: where its graph is valid, it is also
+  # the most probable valid graph, so the constrained decoder returns it.
+  plain = pnag.sample(model, jax.random.key(3), 10, decode="argmax")
+  for arch, ok, o, a, o2, a2 in zip(plain.archs, plain.valid, plain.ops, plain.adj,
+                                    s.ops, s.adj):
+    assert ok == (arch is not None) == model.space.is_valid(o, a)
+    if ok:
+      np.testing.assert_array_equal(o, o2)
+      np.testing.assert_array_equal(a, a2)
+  with pytest.raises(ValueError, match="decode='best'; allowed"):
+    pnag.sample(model, jax.random.key(3), 10, decode="best")
   s2 = pnag.sample(model, jax.random.key(3), 10, batch_size=4)   # batches differ, still valid
   assert s2.ops.shape == (10, 8)
   again = pnag.sample(model, jax.random.key(3), 10)
@@ -95,6 +111,10 @@ def test_bad_configs_and_workdirs(tmp_path):
     train.validate_config(c)
   with pytest.raises(ValueError, match="Unknown search space 'nb101'"):
     train.validate_config(_config(space="nb101"))
+  c = _config()
+  c.decode = "best"
+  with pytest.raises(ValueError, match=r"config.decode='best'; allowed: \['valid', 'argmax'\]"):
+    train.validate_config(c)
   with pytest.raises(ValueError, match="not a PNAG workdir"):
     train.load(str(tmp_path))
 

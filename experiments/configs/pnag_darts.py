@@ -4,7 +4,9 @@
       --workdir=workdirs/pnag_darts
 
 2-core CPU, 2026-11-30 (sharing the cores with another run): stage 1 270 s, stage 2
-1,894 s (about 37 min); held-out reconstruction 90.9%, validity 0%. No GPU run measured yet.
+1,894 s (about 37 min); held-out reconstruction 90.9%; validity, uniqueness and novelty
+100% with the constrained decoder (`decode="valid"`), plain decoding 0% valid. No GPU run
+measured yet.
 Details: BUILD_NOTES.md ("PNAG runs").
 """
 
@@ -32,6 +34,7 @@ def get_config():
   c.sample_seed = 1
   c.temperature = 1.0
   c.top_k = 0
+  c.decode = "valid"            # constrained decoder; "argmax" for plain decoding
   c.log_every = 100
   c.checkpoint_every = 400
   c.keep_checkpoints = 2

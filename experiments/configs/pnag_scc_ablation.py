@@ -18,4 +18,5 @@ def get_config():
   c = pnag_nb201.get_config()
   c.scc_settings = None      # None: 0, 1, ..., len(scales)
   c.gen_steps = 1500
+  c.decode = "argmax"        # measure the generator: constrained decoding is always valid
   return c

@@ -5,6 +5,10 @@ t = 0, 1, ..., T of `ae.scc_num_scales` (SCC on the first t scales; 0 = no
 SCC, T = every scale), each in workdir/scc_<t> (each resumable), and writes
 workdir/results.json, results.md and scc_ablation.png: validity, uniqueness,
 novelty and held-out reconstruction against t.
+
+Samples are decoded plainly (`decode="argmax"` unless the config says
+otherwise): the constrained decoder would make validity 1 in every setting
+and hide what SCC does to the generator.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ def _base(config):
   if unknown:
     raise ValueError(f"Unknown config key(s) {unknown}; allowed: {sorted(CONFIG_DEFAULTS)}.")
   base = ml_collections.ConfigDict({k: v for k, v in config.items() if k != "scc_settings"})
+  if "decode" not in base:
+    base.decode = "argmax"
   pnag_train.validate_config(base)
   if "scc_num_scales" in dict(base.get("ae", {})):
     raise ValueError("config.ae.scc_num_scales is what the ablation varies; remove it "

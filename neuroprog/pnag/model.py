@@ -98,8 +98,16 @@ class Samples(NamedTuple):
   valid: np.ndarray      # bool [n]
 
 
-def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance):
-  """The jitted function (ae_params, codebook, gen_params, key, cond) -> (ops, adj)."""
+DECODES = ("valid", "argmax")
+
+
+def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=None):
+  """The jitted function (ae_params, codebook, gen_params, key, cond) -> (ops, adj).
+
+  space_name None: plain decoding (argmax type per node, adjacency logit > 0);
+  a space name: that space's constrained decoder (`SearchSpace.project`).
+  """
+  project = None if space_name is None else spaces.get(space_name).project
   ae = autoencoder_for(ae_cfg)
   gen = generator_for(gen_cfg)
   scales, size = gen_cfg.scales, ae_cfg.num_nodes
@@ -140,6 +148,8 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance):
       idx = draw(jax.random.fold_in(key, t), logits).reshape(n, s, s)
       f_hat = f_hat + msq.upsample(codebook[idx], size)
     op_logits, adj_logits = ae.decode_map(ae_params, f_hat)
+    if project is not None:
+      return project(op_logits, adj_logits)
     return op_logits.argmax(-1).astype(jnp.int32), (adj_logits > 0).astype(jnp.float32)
 
   return run
@@ -147,23 +157,44 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance):
 
 @functools.lru_cache(maxsize=32)
 def sampler(ae_cfg, gen_cfg, n: int, temperature: float = 1.0, top_k: int = 0,
-            guidance: float = 1.0):
+            guidance: float = 1.0, space_name: Optional[str] = None):
   """`jit`-compiled graph sampler for a batch of n (cached per configuration).
 
   Returns f(ae_params, codebook, gen_params, key, cond [n, cond_dim] or None)
   -> (ops int32 [n, N], adj float32 [n, N, N]). Everything from the first
-  scale's logits to the decoded graph is one XLA program.
+  scale's logits to the decoded graph is one XLA program. With `space_name`,
+  graphs are decoded by that space's `project` (always valid); without, by
+  plain argmax / threshold. The token maps drawn for a key are the same
+  either way.
   """
   if temperature <= 0:
     raise ValueError(f"temperature must be > 0, got {temperature}.")
   if not 0 <= top_k <= gen_cfg.codebook_size:
     raise ValueError(f"top_k must lie in 0..{gen_cfg.codebook_size}, got {top_k}.")
-  return jax.jit(_sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance))
+  return jax.jit(_sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance,
+                                space_name),
+                 compiler_options=_sampler_compiler_options())
+
+
+def _sampler_compiler_options() -> Optional[dict]:
+  """Per-program XLA options for the sampler (None: the defaults).
+
+  On CPU, XLA fuses matmuls with their element-wise neighbours into YNNPACK
+  kernels, and for each such fusion it materialises every scalar constant
+  (the attention scale, GELU's coefficients) as a full-size array: a quarter
+  of the sampler's time at batch 4,096. Switching those fusions off for this
+  one program made it 1.4x faster (BUILD_NOTES.md, "bench_pnag"); other
+  programs keep XLA's defaults. Other backends ignore CPU options, so none
+  are passed there.
+  """
+  if jax.default_backend() != "cpu":
+    return None
+  return {"xla_cpu_experimental_ynn_fusion_type": ""}
 
 
 def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
            temperature: float = 1.0, top_k: int = 0, guidance: float = 1.0,
-           batch_size: int = 4096) -> Samples:
+           decode: str = "valid", batch_size: int = 4096) -> Samples:
   """Draws n architectures from a trained PNAG.
 
   Args:
@@ -174,6 +205,13 @@ def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
       (or [cond_dim], broadcast) for the conditional generator.
     temperature, top_k: sampling of each token (top_k 0: no truncation).
     guidance: classifier-free guidance scale (1.0: plain conditional).
+    decode: "valid" (default): each generated feature map is decoded to the
+      most probable valid graph under the decoder's logits
+      (`SearchSpace.project`), so every sample is an architecture of the
+      space; "argmax": the most probable type per node and every adjacency
+      entry with logit > 0, as a generator's validity is usually measured
+      (invalid graphs come back as None). Same key, same token maps.
+    batch_size: architectures per jitted call.
 
   Returns:
     `Samples(archs, ops, adj, valid)`; archs[i] is the decoded architecture,
@@ -181,6 +219,8 @@ def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
   """
   if not isinstance(n, int) or n < 1:
     raise ValueError(f"n must be a positive int, got {n!r}.")
+  if decode not in DECODES:
+    raise ValueError(f"decode={decode!r}; allowed: {list(DECODES)}.")
   cond = None
   if condition is not None:
     cond = jnp.asarray(condition, jnp.float32)
@@ -193,7 +233,7 @@ def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
   for i, lo in enumerate(range(0, n, batch_size)):
     m = min(batch_size, n - lo)
     fn = sampler(model.ae_cfg, model.gen_cfg, m, float(temperature), int(top_k),
-                 float(guidance))
+                 float(guidance), model.space.name if decode == "valid" else None)
     o, a = fn(model.ae_params, model.codebook, model.gen_params,
               jax.random.fold_in(key, i), None if cond is None else cond[lo:lo + m])
     ops.append(np.asarray(o))

@@ -6,7 +6,9 @@
 2. Stage 1 (autoencoder) for `ae_steps`, then the training set is tokenized
    once with the final stage-1 parameters.
 3. Stage 2 (generator) for `gen_steps` on those token maps.
-4. `num_samples` architectures from the jitted sampler; metrics and files.
+4. `num_samples` architectures from the jitted sampler, decoded as `decode`
+   says ("valid": the most probable valid graph; "argmax": plain), with the
+   metrics of both decodings of the same token maps; files.
 
 Each stage runs `log_every` steps per jitted `lax.scan`, batches drawn inside
 the program from `fold_in(key(seed), step)`, and saves an orbax checkpoint
@@ -66,6 +68,7 @@ CONFIG_DEFAULTS = {
     "sample_seed": 1,
     "temperature": 1.0,
     "top_k": 0,
+    "decode": "valid",          # model.DECODES: "valid" (constrained) or "argmax"
     "log_every": 100,
     "checkpoint_every": 500,
     "keep_checkpoints": 2,
@@ -89,6 +92,9 @@ def validate_config(config) -> None:
     v = _get(config, k)
     if not isinstance(v, int) or v <= 0:
       raise ValueError(f"config.{k} must be a positive int, got {v!r}.")
+  if _get(config, "decode") not in model_lib.DECODES:
+    raise ValueError(f"config.decode={_get(config, 'decode')!r}; allowed: "
+                     f"{list(model_lib.DECODES)}.")
   f = _get(config, "train_fraction")
   if not 0 < f < 1:
     raise ValueError(f"config.train_fraction must lie in (0, 1), got {f!r}.")
@@ -276,7 +282,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, 
     old, new = json.load(open(cfg_path)), json.loads(text)
     changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)
                      and k not in ("num_samples", "sample_seed", "temperature", "top_k",
-                                   "ae_steps", "gen_steps"))
+                                   "decode", "ae_steps", "gen_steps"))
     if changed:
       raise ValueError(f"{workdir} holds a PNAG run with a different config (keys "
                        f"{changed}); use a fresh workdir.")
@@ -319,17 +325,29 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, 
 
 
 def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
-  """Samples `num_samples`, writes nothing; returns metrics and the strings."""
+  """Samples `num_samples`, writes nothing; returns metrics and the strings.
+
+  The samples are decoded as `config.decode` says; the same token maps are
+  also decoded the other way, and those metrics go under "argmax" / "valid"
+  (with constrained decoding, validity is 1 by construction, so the argmax
+  figures are what measures the generator itself).
+  """
   n = _get(config, "num_samples")
   key = jax.random.key(_get(config, "sample_seed"))
+  decode = _get(config, "decode")
   kw = dict(temperature=_get(config, "temperature"), top_k=_get(config, "top_k"))
-  model_lib.sample(model, key, n, **kw)            # compile once, outside the timing
+  model_lib.sample(model, key, n, decode=decode, **kw)   # compile once, outside the timing
   t0 = time.time()
-  s = model_lib.sample(model, key, n, **kw)
+  s = model_lib.sample(model, key, n, decode=decode, **kw)
   secs = time.time() - t0
   space = model.space
-  m = metrics_lib.evaluate(space, s.archs, {space.canonical(a) for a in train})
+  seen = {space.canonical(a) for a in train}
+  m = metrics_lib.evaluate(space, s.archs, seen)
   out = dict(m._asdict())
+  out["decode"] = decode
+  other = "argmax" if decode == "valid" else "valid"
+  s2 = model_lib.sample(model, key, n, decode=other, **kw)
+  out[other] = dict(metrics_lib.evaluate(space, s2.archs, seen)._asdict())
   out["samples_per_s"] = round(n / secs, 1)
   out["expected_uniqueness_uniform"] = (
       metrics_lib.expected_unique_uniform(space.size, n) / n)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+import jax.numpy as jnp
 import numpy as np
 
 from neuroprog.pnag.spaces import base
@@ -223,6 +224,44 @@ class DARTS(base.SearchSpace):
                            f"input {pairs[2 * i][1]}.")
       cells.append(tuple(pairs))
     return Genotype(*cells)
+
+  def project(self, op_logits_BxNxV, adj_logits_BxNxN):
+    """See `SearchSpace.project`. Per cell: the fixed input and output nodes,
+    the most probable primitive other than `none` on every operation node,
+    and for each intermediate node the pair of distinct inputs whose implied
+    edges (j -> op for a cell input, both operations of m -> op for
+    intermediate m) have the largest summed logits; the edges into the output
+    are fixed."""
+    b = op_logits_BxNxV.shape[0]
+    allowed = _FIRST_PRIMITIVE + 1      # first index after `none`
+    best_prim = allowed + jnp.argmax(op_logits_BxNxV[..., allowed:], -1).astype(jnp.int32)
+    fixed = np.zeros(NUM_NODES, np.int32)
+    adj = np.zeros((NUM_NODES, NUM_NODES), np.float32)
+    is_op = np.zeros(NUM_NODES, bool)
+    for c in range(2):
+      o = c * CELL_NODES
+      fixed[[o, o + 1, o + CELL_NODES - 1]] = (0, 1, 2)
+      is_op[o + 2:o + CELL_NODES - 1] = True
+      adj[o + 2:o + CELL_NODES - 1, o + CELL_NODES - 1] = 1
+    ops = jnp.where(jnp.asarray(is_op)[None], best_prim, jnp.asarray(fixed)[None])
+    adj = jnp.broadcast_to(jnp.asarray(adj), (b, NUM_NODES, NUM_NODES))
+    for c in range(2):
+      o = c * CELL_NODES
+      for i in range(NUM_INTERMEDIATE):
+        srcs = _cell_sources(i)
+        nodes = (o + 2 + 2 * i, o + 3 + 2 * i)
+        # s[node][:, j]: summed logits of the edges that input j implies
+        s = [jnp.stack([sum(adj_logits_BxNxN[:, o + src, n] for src in self._source_nodes(j))
+                        for j in srcs], -1) for n in nodes]
+        pair = s[0][:, :, None] + s[1][:, None, :]                      # [B, J, J]
+        pair = jnp.where(jnp.eye(len(srcs), dtype=bool)[None], -jnp.inf, pair)
+        flat = jnp.argmax(pair.reshape(b, -1), -1)
+        choice = (flat // len(srcs), flat % len(srcs))
+        for n, j in zip(nodes, choice):
+          for jj in srcs:
+            for src in self._source_nodes(jj):
+              adj = adj.at[:, o + src, n].set((j == jj).astype(jnp.float32))
+    return ops.astype(jnp.int32), adj
 
   def sample(self, rng, n):
     rng = base.as_rng(rng)

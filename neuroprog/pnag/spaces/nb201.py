@@ -32,6 +32,7 @@ import functools
 import os
 import re
 
+import jax.numpy as jnp
 import numpy as np
 
 from neuroprog.pnag.spaces import base
@@ -108,6 +109,15 @@ class NB201(base.SearchSpace):
     self._check(arch)
     o = arch
     return (f"|{o[0]}~0|+|{o[1]}~0|{o[2]}~1|+|{o[3]}~0|{o[4]}~1|{o[5]}~2|")
+
+  def project(self, op_logits_BxNxV, adj_logits_BxNxN):
+    """See `SearchSpace.project`: input and output at the ends, the most
+    probable of the five operations on every edge node, the fixed wiring."""
+    del adj_logits_BxNxN   # the wiring is the same for every cell
+    b = op_logits_BxNxV.shape[0]
+    mid = 2 + jnp.argmax(op_logits_BxNxV[:, 1:-1, 2:], -1).astype(jnp.int32)
+    ops = jnp.concatenate([jnp.zeros((b, 1), jnp.int32), mid, jnp.ones((b, 1), jnp.int32)], 1)
+    return ops, jnp.broadcast_to(jnp.asarray(ADJACENCY), (b, NUM_NODES, NUM_NODES))
 
   def _check(self, arch) -> None:
     if (not isinstance(arch, tuple) or len(arch) != len(EDGES)
