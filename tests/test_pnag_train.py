@@ -69,6 +69,11 @@ def test_resume_after_a_kill_matches_and_same_seed_same_samples(full_run, tmp_pa
                   jax.tree_util.tree_leaves((b.ae_params, b.codebook, b.gen_params))):
     np.testing.assert_allclose(x, y, atol=1e-6, rtol=0)
   assert out["validity"] == ref["validity"] and out["novelty"] == ref["novelty"]
+  # Training time counts the steps before the kill too: rerunning the finished
+  # run (nothing left to train) reports the stored totals, which are positive.
+  again = train.train_and_evaluate(_config(), str(tmp_path))
+  assert again["train_time_s"] == out["train_time_s"]
+  assert again["train_time_s"]["stage1"] > 0 and again["train_time_s"]["stage2"] > 0
 
 
 def test_load_and_sample_api(full_run):

@@ -16,6 +16,10 @@ every `checkpoint_every` steps (keeping `keep_checkpoints`); a rerun on the
 same workdir resumes from the latest readable one and gives the results of an
 uninterrupted run.
 
+`train_time_s` in results.json is the training time of the whole run: the
+seconds up to each checkpoint are kept in checkpoints/<stage>_seconds.json, so
+a resumed run adds its own time to those of the checkpoint it restarted from.
+
 Writes to workdir: config.json, checkpoints/{stage1,stage2}/, metrics.jsonl,
 tensorboard/, samples.txt (one canonical string per line, invalid samples as
 `INVALID`), results.json.
@@ -154,10 +158,15 @@ def _run_stage(name, workdir, config, state, step_fn, total, writer, stop_at_ste
   mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", name),
                             _get(config, "keep_checkpoints"))
   step, restored = checkpoint.restore_latest(mngr, checkpoint.abstract_like(state))
+  # Training seconds up to each saved step, so that a resumed run reports the
+  # time of the whole run, not only of the steps after the restart.
+  times_path = os.path.join(workdir, "checkpoints", f"{name}_seconds.json")
+  times = json.load(open(times_path)) if os.path.exists(times_path) else {}
   if restored is not None:
     state = restored
     logger.info("%s: resumed from step %d (%s)", name, step, mngr.directory)
-  step, train_time = step or 0, 0.0
+  step = step or 0
+  train_time = float(times.get(str(step), 0.0))
   while step < total:
     n = min(log_every, total - step, ckpt_every - step % ckpt_every)
     t0 = time.time()
@@ -181,6 +190,9 @@ def _run_stage(name, workdir, config, state, step_fn, total, writer, stop_at_ste
     writer.write(name, step, scalars)
     if step % ckpt_every == 0 or step == total:
       checkpoint.save(mngr, step, state)
+      times[str(step)] = train_time
+      with open(times_path, "w") as f:
+        json.dump(times, f)
     if stop_at_step is not None and step >= stop_at_step:
       from neuroprog.train.loop import Interrupted  # pylint: disable=g-import-not-at-top
       raise Interrupted(f"PNAG {name}: stopped at step {step} (stop_at_step).")
