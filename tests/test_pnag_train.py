@@ -48,6 +48,8 @@ def test_writes_samples_and_results(full_run):
   assert res["decode"] == "valid" and res["validity"] == 1.0 and "INVALID" not in lines
   assert res["argmax"]["num_valid"] <= res["num_valid"] == 64
   assert res["argmax"]["validity"] == res["argmax"]["num_valid"] / 64
+  # An exact plain reconstruction is valid, hence also the constrained one.
+  assert res["argmax"]["heldout_reconstruction"] <= res["heldout_reconstruction"] <= 1.0
   metrics_lines = [json.loads(l) for l in open(os.path.join(workdir, "metrics.jsonl"))]
   assert [l["step"] for l in metrics_lines if l["model"] == "stage1"] == [10, 20, 30, 40]
   s1 = [l["loss"] for l in metrics_lines if l["model"] == "stage1"]
