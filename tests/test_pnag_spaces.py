@@ -240,6 +240,15 @@ def test_project_returns_valid_graphs_and_keeps_confident_ones(name):
   assert np.mean(plain) < 0.05
 
 
+def test_project_rejects_logits_of_the_wrong_shape():
+  space = spaces.get("mbv3")
+  with pytest.raises(ValueError, match=r"mbv3 logits must be op \[B, 20, 10\] and adjacency "
+                     r"\[B, 20, 20\], got \[4, 20, 7\] and \[4, 20, 20\]"):
+    space.project(np.zeros((4, 20, 7), np.float32), np.zeros((4, 20, 20), np.float32))
+  with pytest.raises(ValueError, match="got \\[4, 8, 7\\] and \\[3, 8, 8\\]"):
+    spaces.get("nb201").project(np.zeros((4, 8, 7)), np.zeros((3, 8, 8)))
+
+
 @pytest.mark.parametrize("name", spaces.NAMES)
 def test_project_is_the_best_valid_graph_locally(name):
   """No valid architecture one change away scores higher than the projection."""

@@ -143,6 +143,14 @@ class SearchSpace(abc.ABC):
     """
     raise NotImplementedError(f"{type(self).__name__} has no constrained decoder.")
 
+  def _check_logits(self, op_logits_BxNxV, adj_logits_BxNxN) -> None:
+    """ValueError unless the shapes are [B, N, V] and [B, N, N] of this space."""
+    n, v = self.num_nodes, self.num_ops
+    so, sa = tuple(op_logits_BxNxV.shape), tuple(adj_logits_BxNxN.shape)
+    if len(so) != 3 or so[1:] != (n, v) or sa != (so[0], n, n):
+      raise ValueError(f"{self.name} logits must be op [B, {n}, {v}] and adjacency "
+                       f"[B, {n}, {n}], got {list(so)} and {list(sa)}.")
+
   def try_decode(self, ops: np.ndarray, adj: np.ndarray) -> Optional[Arch]:
     """`decode`, or None for an invalid graph."""
     try:

@@ -232,6 +232,7 @@ class DARTS(base.SearchSpace):
     edges (j -> op for a cell input, both operations of m -> op for
     intermediate m) have the largest summed logits; the edges into the output
     are fixed."""
+    self._check_logits(op_logits_BxNxV, adj_logits_BxNxN)
     b = op_logits_BxNxV.shape[0]
     allowed = _FIRST_PRIMITIVE + 1      # first index after `none`
     best_prim = allowed + jnp.argmax(op_logits_BxNxV[..., allowed:], -1).astype(jnp.int32)

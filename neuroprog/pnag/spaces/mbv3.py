@@ -121,13 +121,14 @@ class MBV3(base.SearchSpace):
     slots (the d most probable layer types, then `none`) and chain edges
     (inside the stage, and from its last layer to the next stage's first)
     score highest; stages are independent given their depths."""
+    self._check_logits(op_logits_BxNxV, adj_logits_BxNxN)
     logp = op_logits_BxNxV - jax.nn.logsumexp(op_logits_BxNxV, -1, keepdims=True)
     b = logp.shape[0]
     best_type = 1 + jnp.argmax(logp[..., 1:], -1).astype(jnp.int32)        # [B, N]
     present_lp = jnp.max(logp[..., 1:], -1)
     none_lp = logp[..., 0]
     ops, adj = [], jnp.zeros((b, NUM_NODES, NUM_NODES), jnp.float32)
-    depth_scores = []
+    slot = jnp.arange(MAX_DEPTH)
     for st in range(NUM_STAGES):
       o = st * MAX_DEPTH
       scores = []
@@ -137,16 +138,13 @@ class MBV3(base.SearchSpace):
         if st + 1 < NUM_STAGES:
           sc = sc + adj_logits_BxNxN[:, o + d - 1, o + MAX_DEPTH]
         scores.append(sc)
-      depth_scores.append(jnp.argmax(jnp.stack(scores, -1), -1))           # [B] in 0..2
-    for st in range(NUM_STAGES):
-      o, d = st * MAX_DEPTH, jnp.asarray(DEPTHS)[depth_scores[st]]          # [B]
-      slot = jnp.arange(MAX_DEPTH)
-      ops.append(jnp.where(slot[None] < d[:, None], best_type[:, o:o + MAX_DEPTH], 0))
+      depth = jnp.asarray(DEPTHS)[jnp.argmax(jnp.stack(scores, -1), -1)]     # [B]
+      ops.append(jnp.where(slot[None] < depth[:, None], best_type[:, o:o + MAX_DEPTH], 0))
       for l in range(MAX_DEPTH - 1):      # chain inside the stage
-        adj = adj.at[:, o + l, o + l + 1].set((l + 1 < d).astype(jnp.float32))
+        adj = adj.at[:, o + l, o + l + 1].set((l + 1 < depth).astype(jnp.float32))
       if st + 1 < NUM_STAGES:             # last layer -> next stage's first
         for l in range(DEPTHS[0] - 1, MAX_DEPTH):
-          adj = adj.at[:, o + l, o + MAX_DEPTH].set((d == l + 1).astype(jnp.float32))
+          adj = adj.at[:, o + l, o + MAX_DEPTH].set((depth == l + 1).astype(jnp.float32))
     return jnp.concatenate(ops, 1).astype(jnp.int32), adj
 
   def sample(self, rng, n):

@@ -113,6 +113,7 @@ class NB201(base.SearchSpace):
   def project(self, op_logits_BxNxV, adj_logits_BxNxN):
     """See `SearchSpace.project`: input and output at the ends, the most
     probable of the five operations on every edge node, the fixed wiring."""
+    self._check_logits(op_logits_BxNxV, adj_logits_BxNxN)
     del adj_logits_BxNxN   # the wiring is the same for every cell
     b = op_logits_BxNxV.shape[0]
     mid = 2 + jnp.argmax(op_logits_BxNxV[:, 1:-1, 2:], -1).astype(jnp.int32)
