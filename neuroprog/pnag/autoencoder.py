@@ -82,6 +82,14 @@ class AEConfig:
         raise ValueError(f"{k} must be a positive int, got {getattr(self, k)!r}.")
 
 
+def plain_decode(op_logits_BxNxV: jax.Array, adj_logits_BxNxN: jax.Array):
+  """(ops int32 [B, N], adj float32 [B, N, N]): the most probable type of each
+  node and every edge with logit > 0, each taken on its own (the graph may be
+  invalid; `SearchSpace.project` is the constrained alternative). Jittable."""
+  return (op_logits_BxNxV.argmax(-1).astype(jnp.int32),
+          (adj_logits_BxNxN > 0).astype(jnp.float32))
+
+
 def complete_graph(ops_BxN: jax.Array, adj_BxNxN: jax.Array, num_ops: int
                    ) -> jraph.GraphsTuple:
   """B architectures as one jraph graph: B*N nodes, B*N^2 edges (i, j) in row-major order.
@@ -336,7 +344,7 @@ class Autoencoder:
     """(ops int32 [B, N], adj float32 [B, N, N]) after encode -> MSQ -> decode."""
     q = self.tokenize(params, codebook, ops_BxN, adj_BxNxN)
     op_logits, adj_logits = self.decode_map(params, q.accumulated[-1])
-    return op_logits.argmax(-1).astype(jnp.int32), (adj_logits > 0).astype(jnp.float32)
+    return plain_decode(op_logits, adj_logits)
 
   def ema_update(self, state: AEState, aux, key: jax.Array) -> AEState:
     """EMA codebook step from this batch's assignments; restarts dead codes.

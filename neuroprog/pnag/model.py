@@ -150,7 +150,7 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
     op_logits, adj_logits = ae.decode_map(ae_params, f_hat)
     if project is not None:
       return project(op_logits, adj_logits)
-    return op_logits.argmax(-1).astype(jnp.int32), (adj_logits > 0).astype(jnp.float32)
+    return ae_lib.plain_decode(op_logits, adj_logits)
 
   return run
 

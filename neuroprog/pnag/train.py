@@ -161,7 +161,10 @@ def _run_stage(name, workdir, config, state, step_fn, total, writer, stop_at_ste
   # Training seconds up to each saved step, so that a resumed run reports the
   # time of the whole run, not only of the steps after the restart.
   times_path = os.path.join(workdir, "checkpoints", f"{name}_seconds.json")
-  times = json.load(open(times_path)) if os.path.exists(times_path) else {}
+  times = {}
+  if os.path.exists(times_path):
+    with open(times_path) as f:
+      times = json.load(f)
   if restored is not None:
     state = restored
     logger.info("%s: resumed from step %d (%s)", name, step, mngr.directory)
@@ -344,8 +347,8 @@ def heldout_reconstruction(ae, space, params, codebook, ops_BxN, adj_BxNxN) -> d
   def both(params, codebook, ops, adj):
     q = ae.tokenize(params, codebook, ops, adj)
     op_logits, adj_logits = ae.decode_map(params, q.accumulated[-1])
-    plain = (op_logits.argmax(-1).astype(jnp.int32), (adj_logits > 0).astype(jnp.float32))
-    return plain, space.project(op_logits, adj_logits)
+    return (ae_lib.plain_decode(op_logits, adj_logits),
+            space.project(op_logits, adj_logits))
   out = {}
   for name, (o, a) in zip(("argmax", "valid"),
                           jax.jit(both)(params, codebook, ops_BxN, adj_BxNxN)):
