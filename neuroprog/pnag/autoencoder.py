@@ -340,12 +340,6 @@ class Autoencoder:
     adj_ok = jnp.all((adj_logits > 0) == (adj_BxNxN > 0.5), (-2, -1))
     return ops_ok & adj_ok
 
-  def reconstruct(self, params, codebook, ops_BxN, adj_BxNxN):
-    """(ops int32 [B, N], adj float32 [B, N, N]) after encode -> MSQ -> decode."""
-    q = self.tokenize(params, codebook, ops_BxN, adj_BxNxN)
-    op_logits, adj_logits = self.decode_map(params, q.accumulated[-1])
-    return plain_decode(op_logits, adj_logits)
-
   def ema_update(self, state: AEState, aux, key: jax.Array) -> AEState:
     """EMA codebook step from this batch's assignments; restarts dead codes.
 
