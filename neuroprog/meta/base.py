@@ -30,6 +30,7 @@ import numpy as np
 
 from neuroprog import specs as specs_lib
 from neuroprog.programs import layout as layout_lib
+from neuroprog.meta import static_rows
 
 PROBE_BATCH = 16
 
@@ -73,7 +74,8 @@ def head_layout(spec: specs_lib.Spec) -> HeadLayout:
 
 def apply_head(head: HeadLayout, hp, raw_BxT):
   tid = head.tensor_of_slot
-  return head.offset + hp["gain"][tid] * (raw_BxT - hp["center"][tid])
+  take = static_rows.take_rows    # its gradient is a scatter-free segment sum
+  return head.offset + take(hp["gain"], tid) * (raw_BxT - take(hp["center"], tid))
 
 
 def calibrate_head(head: HeadLayout, raw_BxT):

@@ -27,6 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from neuroprog.meta import static_rows
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GroupLayout:
@@ -294,16 +296,17 @@ class GroupedEdgeInput(nn.Module):
     bias = self.param("bias", nn.initializers.zeros,
                       (self.n_groups, self.features))
     out = bucketed_dense(x_ExBxD, w_e, bias, self.buckets)
-    p_s = jnp.concatenate([h_NxBxD[s] @ w_s[g]
+    take = static_rows.take_rows    # gathers whose gradients avoid scatter-add
+    p_s = jnp.concatenate([take(h_NxBxD, s) @ w_s[g]
                            for g, s in enumerate(self.senders_of_group)], 0)
-    p_r = jnp.concatenate([h_NxBxD[r] @ w_r[g]
+    p_r = jnp.concatenate([take(h_NxBxD, r) @ w_r[g]
                            for g, r in enumerate(self.receivers_of_group)], 0)
     if isinstance(out, tuple):
       return tuple(
-          o + p_s[self.sender_slot[start:start + n * size]]
-          + p_r[self.receiver_slot[start:start + n * size]]
+          o + take(p_s, self.sender_slot[start:start + n * size])
+          + take(p_r, self.receiver_slot[start:start + n * size])
           for o, (start, n, size, _) in zip(out, self.buckets))
-    return out + p_s[self.sender_slot] + p_r[self.receiver_slot]
+    return out + take(p_s, self.sender_slot) + take(p_r, self.receiver_slot)
 
 
 def _last_dim(x):

@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from neuroprog import graphs
-from neuroprog.meta import base, grouped
+from neuroprog.meta import base, grouped, static_rows
 
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True}
@@ -101,7 +101,7 @@ class MetaGNNNet(nn.Module):
     def segment_sum(xs, index):   # sum over the segments' edges into nodes
       out = 0
       for x_s, (start, k, size, _) in zip(xs, meb):
-        out = out + jax.ops.segment_sum(x_s, index[start:start + k * size], n)
+        out = out + static_rows.sum_rows(x_s, index[start:start + k * size], n)
       return out
 
     h = encode(nb, ng, mnb, mng, self.node_pe, "enc_node", False)
@@ -126,7 +126,7 @@ class MetaGNNNet(nn.Module):
     bias = decode(h, nb, ng, mnb, mng, "dec_node")
     weight = decode(x, eb, eg, meb, meg, "dec_edge")
     values = jnp.concatenate([bias, *weight], 0)   # [N + E, B]
-    return values[self.theta_source].T
+    return static_rows.take_rows(values, self.theta_source).T
 
 
 def build(spec, intent_dim, config, graph=None):
