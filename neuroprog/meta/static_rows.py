@@ -60,7 +60,6 @@ class _SumPlan:
       source[np.concatenate(rows)] = np.arange(filled)
     self.parts = tuple(parts)
     self.source = source.astype(np.int32)
-    self.n = n
 
 
 @functools.lru_cache(maxsize=512)
@@ -106,6 +105,11 @@ def _pattern(idx: np.ndarray):
 # Splits into more or shorter blocks than this are not worth a concatenation
 # of that many pieces (and short blocks would match by chance).
 _MAX_BLOCKS, _MIN_BLOCK = 16, 8
+
+
+@functools.lru_cache(maxsize=512)
+def _structure_of(idx_bytes: bytes):
+  return _structure(np.frombuffer(idx_bytes, np.int64))
 
 
 def _structure(idx: np.ndarray):
@@ -179,7 +183,7 @@ def take_rows(x: jax.Array, idx: np.ndarray) -> jax.Array:
   """
   idx = _check(idx, x.shape[0], "take_rows")
   m = x.shape[0]
-  blocks = _structure(idx)
+  blocks = _structure_of(idx.tobytes())   # idx is int64 after _check
 
   @jax.custom_vjp
   def f(x):
@@ -206,7 +210,7 @@ def sum_rows(x: jax.Array, idx: np.ndarray, n: int) -> jax.Array:
   if x.shape[0] != len(idx):
     raise ValueError(f"sum_rows: x has {x.shape[0]} rows but idx has "
                      f"{len(idx)} entries; they must match.")
-  blocks = _structure(idx)
+  blocks = _structure_of(idx.tobytes())   # idx is int64 after _check
   plan = None if blocks else _plan(idx.tobytes(), int(n))
 
   @jax.custom_vjp
