@@ -29,8 +29,8 @@ import ml_collections
 import numpy as np
 
 from neuroprog import specs as specs_lib
-from neuroprog.programs import layout as layout_lib
 from neuroprog.meta import static_rows
+from neuroprog.programs import layout as layout_lib
 
 PROBE_BATCH = 16
 
