@@ -133,3 +133,19 @@ def test_synthesize_api_and_program_command(full_run, tmp_path):
   bad = subprocess.run(cmd[:4] + ["--intent=n=11", f"--out={out}"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
   assert bad.returncode != 0 and "n=11 is outside its domain" in bad.stderr
+
+
+def test_weight_decay_shrinks_kernels_only():
+  params = {"kernel": np.full((2, 3), 2.0, np.float32),
+            "bias": np.full((3,), 2.0, np.float32)}
+  zero_grads = jax.tree_util.tree_map(np.zeros_like, params)
+  for decay, expect_kernel in ((0.0, 2.0), (0.5, 2.0 * (1 - 0.1 * 0.5))):
+    opt = loop.create_optimizer(
+        {"learning_rate": 0.1, "schedule": "constant", "grad_clip": 0.0,
+         "weight_decay": decay}, "meta_gnn")
+    updates, _ = opt.update(zero_grads, opt.init(params), params)
+    new = jax.tree_util.tree_map(lambda p, u: p + u, params, updates)
+    np.testing.assert_allclose(new["kernel"], expect_kernel, rtol=1e-6)
+    np.testing.assert_allclose(new["bias"], 2.0, rtol=1e-6)
+  with pytest.raises(ValueError, match=r"weight_decay=-1.0; allowed: >= 0"):
+    loop.create_optimizer({"weight_decay": -1.0}, "meta_gnn")

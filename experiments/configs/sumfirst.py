@@ -43,6 +43,7 @@ def get_config():
                       "meta_gnn": 1e-3}
   c.learning_rate = 1e-3
   c.grad_clip = 1.0
+  c.weight_decay = 0.0
   c.schedule = "cosine"
   c.ood_intents = ("n=4", "n=8")
   c.val_intents = ()

@@ -44,6 +44,7 @@ CONFIG_DEFAULTS = {
     "learning_rates": {},
     "learning_rate": 1e-3,
     "grad_clip": 1.0,
+    "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
     "ood_intents": None,       # None: the task's default OOD intents
     "val_intents": (),         # held out of training, used to select a seed
@@ -116,7 +117,16 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
         end_value=0.01 * lr)
   elif schedule != "constant":
     raise ValueError(f"config.schedule={schedule!r}; allowed: 'cosine', 'constant'.")
-  adam = optax.adam(lr)
+  decay = float(_get(config, "weight_decay"))
+  if decay < 0:
+    raise ValueError(f"config.weight_decay={decay}; allowed: >= 0.")
+  if decay:
+    # Kernels only: decaying biases (and the intent encoders' offsets) would
+    # pull the generated θ's biases toward zero, which no task asks for.
+    adam = optax.adamw(lr, weight_decay=decay,
+                       mask=lambda p: jax.tree_util.tree_map(lambda a: a.ndim >= 2, p))
+  else:
+    adam = optax.adam(lr)
   return optax.chain(optax.clip_by_global_norm(clip), adam) if clip else adam
 
 
