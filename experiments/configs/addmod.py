@@ -33,6 +33,7 @@ def get_config():
                       "meta_gnn": 1e-3}
   c.learning_rate = 1e-3
   c.grad_clip = 1.0
+  c.weight_decay = 0.0
   c.schedule = "cosine"
   c.ood_intents = ("p=23", "p=47", "p=61", "p=83", "p=89")
   c.val_intents = ("p=53", "p=71")

@@ -38,6 +38,7 @@ def get_config():
                       "meta_gnn": 1e-3}
   c.learning_rate = 1e-3
   c.grad_clip = 1.0
+  c.weight_decay = 0.0
   c.schedule = "cosine"
   c.ood_intents = ("move_right,k=3", "move_left,k=3", "recolor,k=4",
                    "recolor,k=7", "scale,k=3")

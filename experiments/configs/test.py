@@ -14,6 +14,7 @@ def get_config():
   c.learning_rates = {"meta_mlp": 3e-3, "meta_gnn": 1e-3}
   c.learning_rate = 1e-3
   c.grad_clip = 1.0
+  c.weight_decay = 0.0
   c.schedule = "cosine"
   c.ood_intents = ("n=4", "n=8")
   c.val_intents = ("n=6",)
