@@ -92,3 +92,15 @@ def test_mean_aggregation_runs_and_differs_from_sum():
   m = _model(task, aggregation="mean", rounds=2)
   p = s.init(jax.random.key(0), u)
   assert float(jnp.abs(s.apply(p, u) - m.apply(p, u)).max()) > 1e-4
+
+
+def test_intent_scale_multiplies_the_intent_features():
+  task = tasks.get("sumfirst")
+  u = task.features([1, 3, 9])
+  scaled = _model(task, intent_scale=5.0)
+  plain = _model(task)
+  p = scaled.init(jax.random.key(0), u)   # head calibrated on 5 u
+  np.testing.assert_allclose(scaled.apply(p, u), plain.apply(p, 5.0 * u), rtol=1e-5, atol=1e-6)
+  assert float(jnp.abs(scaled.apply(p, u) - plain.apply(p, u)).max()) > 1e-3
+  with pytest.raises(ValueError, match=r"intent_scale=0.0; allowed: > 0"):
+    _model(task, intent_scale=0.0)
