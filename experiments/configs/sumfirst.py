@@ -5,7 +5,7 @@
 
 All four models are capacity-matched to 50,000 trainable parameters (within
 10%; `neuroprog.meta.match_capacity`). `make run` uses this config with 4 seeds
-and 3,000 steps (3 min 48 s on the 2-core CPU with the venv installed, 2026-11-30).
+and 3,000 steps (3 min 19 s on the 2-core CPU with the venv installed, 2026-11-30).
 
 Measured on the 2-core CPU, 2026-11-30, 10 min 24 s on the idle machine (6,000
 steps); GPU run time not yet measured:
