@@ -121,8 +121,9 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
   if decay < 0:
     raise ValueError(f"config.weight_decay={decay}; allowed: >= 0.")
   if decay:
-    # Kernels only: decaying biases (and the intent encoders' offsets) would
-    # pull the generated θ's biases toward zero, which no task asks for.
+    # Kernels only (the usual AdamW convention): biases and the output head's
+    # per-tensor gain/center set offsets and scales, not capacity. The step
+    # is vmapped over seeds, so ndim here is per seed.
     adam = optax.adamw(lr, weight_decay=decay,
                        mask=lambda p: jax.tree_util.tree_map(lambda a: a.ndim >= 2, p))
   else:
