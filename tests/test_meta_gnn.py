@@ -16,9 +16,13 @@ def _model(task, **cfg):
   return meta.create("meta_gnn", task.spec, task.feature_dim, {**SMALL, **cfg})
 
 
-@pytest.mark.parametrize("task_name", [
-    "sumfirst", "addmod", pytest.param("arc1d", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("grouping", graphs.GROUPINGS)
+# CI time budget: the ADDMOD case with orbit grouping (18 s) and 1D-ARC run in
+# make test-slow; both groupings stay in make test on SUMFIRST.
+@pytest.mark.parametrize("task_name,grouping", [
+    ("sumfirst", "orbit"), ("sumfirst", "role"), ("addmod", "role"),
+    pytest.param("addmod", "orbit", marks=pytest.mark.slow),
+    pytest.param("arc1d", "orbit", marks=pytest.mark.slow),
+    pytest.param("arc1d", "role", marks=pytest.mark.slow)])
 def test_equivariance_without_positional_encodings(task_name, grouping):
   """θ(U; φ·G) = ρ(φ) θ(U; G): an automorphism maps the graph to itself, so
   the generated θ must be a fixed point of ρ(φ) = random_automorphism."""
@@ -37,7 +41,7 @@ def test_equivariance_without_positional_encodings(task_name, grouping):
 
 @pytest.mark.parametrize("grouping", graphs.GROUPINGS)
 def test_positional_encodings_break_the_symmetry(grouping):
-  task = tasks.get("addmod")
+  task = tasks.get("sumfirst")   # ADDMOD's case costs 22 s per grouping
   u = task.features(task.train_intents[:2])
   with_pe = _model(task, grouping=grouping, use_pe=True)
   theta = with_pe.apply(with_pe.init(jax.random.key(0), u), u)
