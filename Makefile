@@ -22,11 +22,14 @@ run: $(STAMP)
 	$(PY) -m experiments.synthesize --config=experiments/configs/sumfirst.py \
 	  --config.seeds=4 --config.steps=3000 --workdir=$(RUN_WORKDIR)
 
+# The tests run on one pytest-xdist worker per core (compilation, which
+# dominates small tests, is single-threaded); TEST_WORKERS=0 runs them serially.
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" tests
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile tests
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow tests
+	$(PY) -m pytest -q -m slow -n $(TEST_WORKERS) --dist loadfile tests
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_execute.py

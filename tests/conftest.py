@@ -35,3 +35,18 @@ def require_shared(sub):
     pytest.skip(f"shared data {path} is absent (it lives beside the project "
                 "root as ../shared/data; set NEUROPROG_SHARED_DATA to move it)")
   return path
+
+
+# `make test` runs the modules on parallel pytest-xdist workers, one module per
+# worker at a time (`--dist loadfile`). Modules are handed out in collection
+# order, so the longest ones go first (measured with `--durations`, BUILD_NOTES.md
+# "Test-suite time"): otherwise one worker ends alone on a long module.
+_LONGEST_FIRST = ("test_meta_gnn.py", "test_train_loop.py", "test_meta.py",
+                  "test_pnag_train.py", "test_pnag_autoencoder.py",
+                  "test_parallel.py", "test_pnag_generator.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+  del session, config
+  rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+  items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
