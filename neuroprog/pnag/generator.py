@@ -91,8 +91,12 @@ class Block(nn.Module):
     y = _modulate(nn.LayerNorm(use_scale=False, use_bias=False, name="ln1")(x_BxLxD), sh1, sc1)
     # Heads-major layout and plain matmuls: several times faster on XLA:CPU
     # than the equivalent 4-D einsums.
-    qkv = nn.Dense(3 * d, name="qkv")(y).reshape(b, l, 3, h, dh).transpose(2, 0, 3, 1, 4)
-    q, k, v = qkv[0], qkv[1], qkv[2]                      # [B, H, L, dh]
+    qkv = nn.Dense(3 * d, name="qkv")(y)
+    if h == 1:   # [B, 1, L, dh] is a reshape: no transposes to pay for
+      q, k, v = (a[:, None] for a in jnp.split(qkv, 3, -1))
+    else:
+      qkv = qkv.reshape(b, l, 3, h, dh).transpose(2, 0, 3, 1, 4)
+      q, k, v = qkv[0], qkv[1], qkv[2]                    # [B, H, L, dh]
     if cache is not None:
       if cache[0] is not None:     # keys/values of the earlier scales
         k = jnp.concatenate([cache[0], k], 2)

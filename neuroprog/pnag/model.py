@@ -101,6 +101,49 @@ class Samples(NamedTuple):
 DECODES = ("valid", "argmax")
 
 
+# Largest exponent the mean-shifted fast path lets through: exp(80) * K is
+# finite in float32 for K up to 1e3.
+_MAX_EXPONENT = 80.0
+
+
+def draw_tokens(key: jax.Array, logits: jax.Array, temperature: float = 1.0,
+                top_k: int = 0) -> jax.Array:
+  """One code index per row from softmax(logits / temperature): int32 [...].
+
+  logits: float32 [..., K]. top_k > 0 keeps the k largest logits of each row.
+  Works under `jit`; deterministic in `key`.
+
+  Inverse-CDF sampling with one uniform per row (`jax.random.categorical`
+  draws K Gumbels per row, which made random bits most of the sampler's
+  time on CPU). The row sums (mean, CDF, count) are matmuls with constant
+  matrices: XLA:CPU lowers sums and cumulative sums along a short last axis
+  to reduce-windows, which took 30% of the NB201 sampler's time
+  (BUILD_NOTES.md, "bench_pnag"). Softmax is shift-invariant, so the rows
+  are shifted by their mean, and only if some logit lies more than
+  _MAX_EXPONENT above its row mean (where exp would overflow) is the batch
+  redone with the usual max shift, so the result is exact either way.
+  """
+  k = logits.shape[-1]
+  upper = jnp.triu(jnp.ones((k, k), jnp.float32))
+  z = logits.astype(jnp.float32) / temperature
+  if top_k:
+    top = jax.lax.top_k(z, top_k)[0]
+    z = jnp.where(z < top[..., -1:], -jnp.inf, z)
+    cdf = jnp.exp(z - top[..., :1]) @ upper
+  else:
+    cdf = jnp.exp(jnp.minimum(z - z @ jnp.full((k, 1), 1.0 / k, jnp.float32),
+                              _MAX_EXPONENT)) @ upper
+    # A clipped logit alone adds exp(_MAX_EXPONENT) to its row's total, so
+    # this test catches every clipped row (and a few that merely come close).
+    clipped = jnp.max(cdf[..., -1]) >= np.exp(_MAX_EXPONENT)
+    cdf = jax.lax.cond(
+        clipped, lambda: jnp.exp(z - jnp.max(z, -1, keepdims=True)) @ upper,
+        lambda: cdf)
+  u = jax.random.uniform(key, logits.shape[:-1] + (1,)) * cdf[..., -1:]
+  below = (cdf < u).astype(jnp.float32) @ jnp.ones((k,), jnp.float32)
+  return jnp.minimum(below, k - 1).astype(jnp.int32)
+
+
 def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=None):
   """The jitted function (ae_params, codebook, gen_params, key, cond) -> (ops, adj).
 
@@ -111,19 +154,6 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
   ae = autoencoder_for(ae_cfg)
   gen = generator_for(gen_cfg)
   scales, size = gen_cfg.scales, ae_cfg.num_nodes
-
-  def draw(key, logits):
-    logits = logits / temperature
-    if top_k:
-      kth = jax.lax.top_k(logits, top_k)[0][..., -1:]
-      logits = jnp.where(logits < kth, -jnp.inf, logits)
-    # Inverse-CDF sampling: one uniform per token instead of K Gumbel draws
-    # (jax.random.categorical), which made random bits most of the sampler's
-    # time on CPU. Same distribution.
-    cdf = jnp.cumsum(jax.nn.softmax(logits, -1), -1)
-    u = jax.random.uniform(key, logits.shape[:-1] + (1,)) * cdf[..., -1:]
-    idx = jnp.sum(cdf < u, -1)
-    return jnp.minimum(idx, logits.shape[-1] - 1).astype(jnp.int32)
 
   def run(ae_params, codebook, gen_params, key, cond_BxC):
     guided = cond_BxC is not None and guidance != 1.0
@@ -145,7 +175,8 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
                                  method=gen_lib.GeneratorModules.sample_scale)
       if guided:
         logits = logits[n:] + guidance * (logits[:n] - logits[n:])
-      idx = draw(jax.random.fold_in(key, t), logits).reshape(n, s, s)
+      idx = draw_tokens(jax.random.fold_in(key, t), logits, temperature,
+                        top_k).reshape(n, s, s)
       f_hat = f_hat + msq.upsample(codebook[idx], size)
     op_logits, adj_logits = ae.decode_map(ae_params, f_hat)
     if project is not None:

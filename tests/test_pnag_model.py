@@ -1,0 +1,65 @@
+"""Tests of neuroprog.pnag.model's token draw (the sampler's inner step)."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from neuroprog.pnag import model
+
+N_DRAWS = 200_000
+
+
+def _frequencies(logits, **kw):
+  rows = jnp.broadcast_to(jnp.asarray(logits, jnp.float32), (N_DRAWS, len(logits)))
+  idx = np.asarray(model.draw_tokens(jax.random.key(0), rows, **kw))
+  assert idx.dtype == np.int32 and idx.shape == (N_DRAWS,)
+  return np.bincount(idx, minlength=len(logits)) / N_DRAWS
+
+
+def _softmax(x):
+  e = np.exp(np.asarray(x, np.float64) - np.max(x))
+  return e / e.sum()
+
+
+# 4 standard deviations of a frequency near 0.5 over N_DRAWS draws: 0.0045.
+@pytest.mark.parametrize("temperature", [1.0, 2.0, 0.5])
+def test_frequencies_follow_the_softmax(temperature):
+  logits = [2.0, 0.0, -1.0, 1.0, 0.5, -3.0]
+  np.testing.assert_allclose(_frequencies(logits, temperature=temperature),
+                             _softmax(np.array(logits) / temperature), atol=0.0045)
+
+
+def test_top_k_keeps_the_k_largest_and_renormalises():
+  logits = [2.0, 0.0, -1.0, 1.0, 0.5, -3.0]
+  freq = _frequencies(logits, top_k=2)
+  assert freq[[1, 2, 4, 5]].sum() == 0
+  np.testing.assert_allclose(freq[[0, 3]], _softmax([2.0, 1.0]), atol=0.0045)
+
+
+def test_logits_far_above_the_row_mean_are_not_clipped():
+  # 300 and 299.3 lie about 180 above the row mean: the mean-shifted fast path
+  # would clip both to the same exponent (a 50/50 draw); the exact path keeps
+  # their ratio e^0.7 (0.668 / 0.332).
+  freq = _frequencies([300.0, 299.3, 0.0, 0.0, 0.0])
+  np.testing.assert_allclose(freq[:2], _softmax([300.0, 299.3]), atol=0.0045)
+  assert freq[2:].sum() == 0
+
+
+def test_a_batch_mixing_clipped_and_plain_rows_is_exact_row_by_row():
+  rows = np.zeros((N_DRAWS, 3), np.float32)
+  rows[::2] = [500.0, 0.0, 499.0]        # even rows: 0.731 / 0 / 0.269
+  rows[1::2] = [0.0, 1.0, 0.0]           # odd rows: 0.212 / 0.576 / 0.212
+  idx = np.asarray(model.draw_tokens(jax.random.key(1), jnp.asarray(rows)))
+  even = np.bincount(idx[::2], minlength=3) / (N_DRAWS // 2)
+  odd = np.bincount(idx[1::2], minlength=3) / (N_DRAWS // 2)
+  np.testing.assert_allclose(even, _softmax([500.0, -np.inf, 499.0]), atol=0.0064)
+  np.testing.assert_allclose(odd, _softmax([0.0, 1.0, 0.0]), atol=0.0064)
+
+
+def test_same_key_same_tokens_and_batch_shape_is_kept():
+  logits = jax.random.normal(jax.random.key(3), (4, 5, 7))
+  a = model.draw_tokens(jax.random.key(4), logits)
+  b = model.draw_tokens(jax.random.key(4), logits)
+  c = model.draw_tokens(jax.random.key(5), logits)
+  assert a.shape == (4, 5) and bool(jnp.all(a == b)) and not bool(jnp.all(a == c))
+  assert int(a.min()) >= 0 and int(a.max()) <= 6
