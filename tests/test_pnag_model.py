@@ -63,3 +63,9 @@ def test_same_key_same_tokens_and_batch_shape_is_kept():
   c = model.draw_tokens(jax.random.key(5), logits)
   assert a.shape == (4, 5) and bool(jnp.all(a == b)) and not bool(jnp.all(a == c))
   assert int(a.min()) >= 0 and int(a.max()) <= 6
+
+
+def test_masked_logits_get_probability_zero():
+  freq = _frequencies([1.0, -np.inf, 0.0, -np.inf])
+  assert freq[1] == 0 and freq[3] == 0
+  np.testing.assert_allclose(freq[[0, 2]], _softmax([1.0, 0.0]), atol=0.0045)

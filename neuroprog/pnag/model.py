@@ -117,8 +117,9 @@ def draw_tokens(key: jax.Array, logits: jax.Array, temperature: float = 1.0,
   draws K Gumbels per row, which made random bits most of the sampler's
   time on CPU). The row sums (mean, CDF, count) are matmuls with constant
   matrices: XLA:CPU lowers sums and cumulative sums along a short last axis
-  to reduce-windows, which took 30% of the NB201 sampler's time
-  (BUILD_NOTES.md, "bench_pnag"). Softmax is shift-invariant, so the rows
+  to reduce-windows, which took 30% of the op time of a width-16 NB201
+  sampler (BUILD_NOTES.md, "bench_pnag"). Logits of -inf (masked codes) get
+  probability 0. Softmax is shift-invariant, so the rows
   are shifted by their mean, and only if some logit lies more than
   _MAX_EXPONENT above its row mean (where exp would overflow) is the batch
   redone with the usual max shift, so the result is exact either way.
@@ -134,11 +135,13 @@ def draw_tokens(key: jax.Array, logits: jax.Array, temperature: float = 1.0,
     cdf = jnp.exp(jnp.minimum(z - z @ jnp.full((k, 1), 1.0 / k, jnp.float32),
                               _MAX_EXPONENT)) @ upper
     # A clipped logit alone adds exp(_MAX_EXPONENT) to its row's total, so
-    # this test catches every clipped row (and a few that merely come close).
-    clipped = jnp.max(cdf[..., -1]) >= np.exp(_MAX_EXPONENT)
+    # this test catches every clipped row (and a few that merely come close);
+    # written as "not below" so that a NaN total (a row mean of -inf, from
+    # masked logits) takes the exact path too.
+    fast_ok = jnp.all(cdf[..., -1] < np.exp(_MAX_EXPONENT))
     cdf = jax.lax.cond(
-        clipped, lambda: jnp.exp(z - jnp.max(z, -1, keepdims=True)) @ upper,
-        lambda: cdf)
+        fast_ok, lambda: cdf,
+        lambda: jnp.exp(z - jnp.max(z, -1, keepdims=True)) @ upper)
   u = jax.random.uniform(key, logits.shape[:-1] + (1,)) * cdf[..., -1:]
   below = (cdf < u).astype(jnp.float32) @ jnp.ones((k,), jnp.float32)
   return jnp.minimum(below, k - 1).astype(jnp.int32)
