@@ -2,8 +2,9 @@
 
 For each model of the SUMFIRST default config, times a compiled 100-step
 chunk with 1 seed and with 10 seeds (vmap over the seed axis, sharded when
-several devices exist), compilation excluded, the fastest of --repeats calls, and prints one JSON line per
-model with the ratio (target: at most 4x on the 2-core CPU).
+several devices exist), compilation excluded, keeping the fastest of
+--repeats calls, and prints one JSON line per model with the ratio (target:
+at most 4x on the 2-core CPU).
 
   python benchmarks/bench_seeds.py [--seeds 10] [--steps 100] [--models meta_gnn]
       [--host_devices 2]
@@ -18,34 +19,18 @@ import os
 import sys
 import time
 
-
-def _host_devices_from_argv():
-  """--host_devices must reach XLA_FLAGS before JAX is imported."""
-  for i, arg in enumerate(sys.argv):
-    value = None
-    if arg.startswith("--host_devices="):
-      value = arg.split("=", 1)[1]
-    elif arg == "--host_devices" and i + 1 < len(sys.argv):
-      value = sys.argv[i + 1]
-    if value is not None:
-      if not value.isdigit() or int(value) < 1:
-        raise SystemExit(f"--host_devices={value!r}; allowed: a positive integer.")
-      os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                 f" --xla_force_host_platform_device_count={value}")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-_host_devices_from_argv()
-import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import common  # pylint: disable=g-import-not-at-top,wrong-import-position
-
-from experiments.configs import sumfirst  # pylint: disable=g-import-not-at-top,wrong-import-position
-from neuroprog.train import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
+def _positive_int(text):
+  if not text.isdigit() or int(text) < 1:
+    raise argparse.ArgumentTypeError(f"{text!r}; allowed: a positive integer")
+  return int(text)
 
 
 def chunk_seconds(config, task, name, steps, repeats):
+  import jax  # pylint: disable=g-import-not-at-top  (after main set XLA_FLAGS)
+  from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
   tr = loop._Trainer(config, task, name)  # pylint: disable=protected-access
   state = tr.init()
   run = tr.chunk(steps)
@@ -65,9 +50,18 @@ def main():
   ap.add_argument("--models", default="meta_gnn,meta_mlp,meta_gmlp,direct")
   ap.add_argument("--repeats", type=int, default=3,
                   help="timed calls per program; the fastest counts")
-  ap.add_argument("--host_devices", type=int, default=None,
+  ap.add_argument("--host_devices", type=_positive_int, default=None,
                   help="split the CPU into this many XLA devices (read before JAX starts)")
   args = ap.parse_args()
+  if args.host_devices:   # XLA reads its flags when JAX starts, so before the imports
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                               f" --xla_force_host_platform_device_count={args.host_devices}")
+  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+  sys.path.insert(0, ROOT)
+  # pylint: disable=g-import-not-at-top
+  import common
+  from experiments.configs import sumfirst
+  from neuroprog.train import loop
   for name in args.models.split(","):
     times = {}
     for s in (1, args.seeds):
