@@ -111,3 +111,10 @@ def test_layer_norm_custom_vjp_matches_autodiff():
   g_vmap = jax.vmap(jax.grad(lambda x, w: jnp.sum(base.layer_norm(x) * w)))(x, w)
   g_vref = jax.vmap(jax.grad(lambda x, w: jnp.sum(reference(x) * w)))(x, w)
   np.testing.assert_allclose(g_vmap, g_vref, rtol=1e-4, atol=1e-5)
+  # The means are matrix-vector products: a large common offset must still
+  # cancel to float32 rounding, and the feature width need not be a multiple
+  # of a vector length (Meta-GNN's capacity-matched widths: 26 on SUMFIRST).
+  x_off = jax.random.normal(jax.random.key(2), (7, 26)) + 300.0
+  np.testing.assert_allclose(base.layer_norm(x_off), reference(x_off),
+                             rtol=1e-3, atol=1e-3)
+  np.testing.assert_allclose(np.asarray(base.layer_norm(x_off)).mean(-1), 0, atol=1e-4)

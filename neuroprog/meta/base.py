@@ -204,21 +204,32 @@ def layer_norm(x):
   standard deviation, keeps only y and r: autodiff's version of the same
   function took 2.3x as long on [46592, 64] (8.3 ms vs 3.7 ms on this CPU),
   and Meta-GNN applies it to every edge state of every round.
+
+  The feature means are products with a constant [D, 1] column of 1/D, not
+  reductions: XLA:CPU fuses them into the preceding layer's YNNPACK matmul
+  either way, and there a reduction ran slower than a matrix-vector product
+  (BUILD_NOTES.md, "bench_meta", ninth session). Precision HIGHEST keeps the
+  means exact fp32 on accelerators whose default fp32 matmul is TF32.
   """
   return _layer_norm_fwd(x)[0]
 
 
+def _feature_mean(x):
+  """mean over the last axis, keepdims: float32[..., D] -> float32[..., 1]."""
+  col = np.full((x.shape[-1], 1), 1.0 / x.shape[-1], np.float32)
+  return jnp.matmul(x, col, precision=jax.lax.Precision.HIGHEST)
+
+
 def _layer_norm_fwd(x):
-  xc = x - x.mean(-1, keepdims=True)
-  r = jax.lax.rsqrt((xc * xc).mean(-1, keepdims=True) + 1e-6)
+  xc = x - _feature_mean(x)
+  r = jax.lax.rsqrt(_feature_mean(xc * xc) + 1e-6)
   y = xc * r
   return y, (y, r)
 
 
 def _layer_norm_bwd(res, g):
   y, r = res
-  return (r * (g - g.mean(-1, keepdims=True)
-               - y * (g * y).mean(-1, keepdims=True)),)
+  return (r * (g - _feature_mean(g) - y * _feature_mean(g * y)),)
 
 
 layer_norm.defvjp(_layer_norm_fwd, _layer_norm_bwd)
