@@ -208,15 +208,15 @@ def layer_norm(x):
   The feature means are products with a constant [D, 1] column of 1/D, not
   reductions: XLA:CPU fuses them into the preceding layer's YNNPACK matmul
   either way, and there a reduction ran slower than a matrix-vector product
-  (BUILD_NOTES.md, "bench_meta", ninth session). Precision HIGHEST keeps the
+  (BUILD_NOTES.md, Decisions, "Meta-learners"). Precision HIGHEST keeps the
   means exact fp32 on accelerators whose default fp32 matmul is TF32.
   """
   return _layer_norm_fwd(x)[0]
 
 
 def _feature_mean(x):
-  """mean over the last axis, keepdims: float32[..., D] -> float32[..., 1]."""
-  col = np.full((x.shape[-1], 1), 1.0 / x.shape[-1], np.float32)
+  """mean over the last axis, keepdims: [..., D] -> [..., 1], dtype of x."""
+  col = np.full((x.shape[-1], 1), 1.0 / x.shape[-1], x.dtype)
   return jnp.matmul(x, col, precision=jax.lax.Precision.HIGHEST)
 
 
