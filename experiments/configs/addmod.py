@@ -30,10 +30,9 @@ def get_config():
   c.models = ("direct", "meta_mlp", "meta_gmlp", "meta_gnn")
   c.model_configs = MODEL_CONFIGS
   # Meta-GNN at 3e-4, chosen by training-prime accuracy and the validation
-  # primes in 6,000-step single-seed runs (seed 0: ID 0.79, val 0.40 / 0.45,
-  # against 0.14 and 0.03 / 0.02 at 1e-3; seed 1 at 3e-4: ID 0.31): at 1e-3
-  # its training loss sat at 2-3 (BUILD_NOTES.md, "ADDMOD run and clock
-  # analysis").
+  # primes in 6,000-step single-seed runs, seeds 0-2: ID 0.79 / 0.31 / 0.79
+  # against 0.14 / 0.09 / 0.09 at 1e-3, where its training loss sat at 3-4
+  # (BUILD_NOTES.md, "ADDMOD run and clock analysis").
   c.learning_rates = {"direct": 1e-3, "meta_mlp": 1e-3, "meta_gmlp": 1e-3,
                       "meta_gnn": 3e-4}
   c.learning_rate = 1e-3
