@@ -206,9 +206,9 @@ def layer_norm(x):
   and Meta-GNN applies it to every edge state of every round.
 
   The feature means are products with a constant [D, 1] column of 1/D, not
-  reductions: XLA:CPU fuses them into the preceding layer's YNNPACK matmul
-  either way, and there a reduction ran slower than a matrix-vector product
-  (BUILD_NOTES.md, Decisions, "Meta-learners"). Precision HIGHEST keeps the
+  reductions: XLA:CPU fused the reductions into the preceding layer's YNNPACK
+  matmul fusions, where they ran slower than the products do (BUILD_NOTES.md,
+  Decisions, "Meta-learners"). Precision HIGHEST keeps the
   means exact fp32 on accelerators whose default fp32 matmul is TF32.
   """
   return _layer_norm_fwd(x)[0]
