@@ -31,8 +31,8 @@ def get_config():
   c.model_configs = MODEL_CONFIGS
   # Meta-GNN at 3e-4, chosen by training-prime accuracy and the validation
   # primes in 6,000-step single-seed runs, seeds 0-2: ID 0.79 / 0.31 / 0.79
-  # against 0.14 / 0.09 / 0.09 at 1e-3, where its training loss sat at 3-4
-  # (BUILD_NOTES.md, "ADDMOD run and clock analysis").
+  # against 0.14 / 0.09 / 0.09 at 1e-3, where its training loss still read
+  # 2.8-4.0 at step 6,000 (BUILD_NOTES.md, "ADDMOD run and clock analysis").
   c.learning_rates = {"direct": 1e-3, "meta_mlp": 1e-3, "meta_gmlp": 1e-3,
                       "meta_gnn": 3e-4}
   c.learning_rate = 1e-3
