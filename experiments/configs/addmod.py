@@ -20,7 +20,7 @@ MODEL_CONFIGS = {
     "meta_mlp": {"hidden": 64, "depth": 2},
     "meta_gmlp": {"d_slot": 4, "hidden": 7, "grouping": "orbit", "use_pe": True},
     "meta_gnn": {"d": 24, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
-                 "message_grouping": "role", "use_pe": True},
+                 "message_grouping": "role", "use_pe": True, "pe_random": 0},
 }
 
 

@@ -46,7 +46,8 @@ from neuroprog import graphs
 from neuroprog.meta import base, grouped, static_rows
 
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
-            "message_grouping": "role", "use_pe": True, "intent_scale": 1.0}
+            "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
+            "pe_random": 0}
 WIDTH_KEY = "d"
 AGGREGATIONS = ("sum", "mean")
 
@@ -67,7 +68,7 @@ class MetaGNNNet(nn.Module):
   # Edge buckets above are per segment (grouped.split_buckets), so
   # edge_buckets[i] and edge_msg_buckets[i] cover the same elements.
   node_pe: np.ndarray | None   # float32[N, 10] sorted, or None
-  edge_pe: np.ndarray | None   # float32[E, 20] sorted, or None
+  edge_pe: np.ndarray | None   # float32[E, 20 + pe_random] sorted, or None
   theta_source: np.ndarray     # int32[T]: index into [nodes; edges] (sorted)
   edge_endpoints: tuple        # per message round input: see GroupedEdgeInput
   d: int
@@ -133,10 +134,33 @@ class MetaGNNNet(nn.Module):
     return static_rows.take_rows(values, self.theta_source).T
 
 
+def _edge_pe(ng, n_random):
+  """float32[E, 20 + n_random]: [pe(sender), pe(receiver)], then n_random
+  fixed N(0, 1) features per edge (numpy, seed 0: the same for every
+  meta-learner seed, like the sin/cos codes).
+
+  Why random features: the encoders' first layer is linear in the edge PE and
+  message passing adds sender and receiver states, so with the sin/cos codes
+  alone an edge's state is mostly f(sender) + g(receiver), and so is the
+  weight decoded from it. Measured at init on the 1D-ARC Transformer (seed
+  0): 60-90% of the variance of each generated matrix was row and column
+  offsets, per-neuron constants that a pre-LN layer norm largely removes, and
+  the rest had effective rank 3-7 (Meta-MLP: 86-96%, rank 8-20, like a
+  standard init). Per-edge random features give every weight its own initial
+  value, as a standard initialisation does (BUILD_NOTES.md, "1D-ARC run").
+  """
+  if not n_random:
+    return ng.edge_pe
+  noise = np.random.default_rng(0).standard_normal((len(ng.senders), n_random))
+  return np.concatenate([ng.edge_pe, noise], 1).astype(np.float32)
+
+
 def build(spec, intent_dim, config, graph=None):
   """graph: a NeuralGraph to use instead of neural_graph(spec, grouping).
 
   config.intent_scale multiplies the intent features before the encoders.
+  config.pe_random appends that many fixed random features to each edge's
+  positional encoding (`_edge_pe`).
   The encoders' first layer is initialised for unit-scale inputs, so with a
   small feature (SUMFIRST's n / 10) the positional encodings dominate it and
   the initial θ hardly depends on the intent; SUMFIRST's config raises it
@@ -146,6 +170,9 @@ def build(spec, intent_dim, config, graph=None):
   """
   if not float(config.intent_scale) > 0:
     raise ValueError(f"meta_gnn: intent_scale={config.intent_scale!r}; allowed: > 0.")
+  n_random = config.pe_random
+  if isinstance(n_random, bool) or not isinstance(n_random, (int, np.integer)) or n_random < 0:
+    raise ValueError(f"meta_gnn: pe_random={n_random!r}; allowed: an int >= 0.")
   if config.aggregation not in AGGREGATIONS:
     raise ValueError(f"meta_gnn: aggregation {config.aggregation!r} is not "
                      f"supported; allowed: {list(AGGREGATIONS)}.")
@@ -188,7 +215,7 @@ def build(spec, intent_dim, config, graph=None):
       n_edge_msg_groups=eml.n_groups,
       senders=senders, receivers=receivers,
       node_pe=ng.node_pe[nl.order] if config.use_pe else None,
-      edge_pe=ng.edge_pe[el.order] if config.use_pe else None,
+      edge_pe=_edge_pe(ng, n_random)[el.order] if config.use_pe else None,
       theta_source=source.astype(np.int32),
       edge_endpoints=(snd_groups, rcv_groups, snd_slot, rcv_slot),
       d=int(config.d),
