@@ -8,6 +8,7 @@ import pytest
 
 import neuroprog
 from neuroprog import graphs, meta, tasks
+from neuroprog.analysis import structure
 
 SMALL = {"d": 8, "rounds": 1}
 
@@ -110,13 +111,6 @@ def test_intent_scale_multiplies_the_intent_features():
     _model(task, intent_scale=0.0)
 
 
-def _interaction_share(mat):
-  """Share of a matrix's variance that is not row or column offsets."""
-  c = mat - mat.mean()
-  res = c - c.mean(1, keepdims=True) - c.mean(0, keepdims=True)
-  return float((res ** 2).sum() / (c ** 2).sum())
-
-
 def test_random_edge_features_give_weights_their_own_initial_values():
   """pe_random appends fixed N(0, 1) features to every edge's PE: the
   generated first-layer matrix of SUMFIRST (orbit grouping: one orbit per
@@ -131,8 +125,7 @@ def test_random_edge_features_give_weights_their_own_initial_values():
   shares = []
   for model in (plain, noisy):
     theta = model.apply(model.init(jax.random.key(0), u), u[:1])[0]
-    w0 = np.asarray(neuroprog.unflatten(task.spec, theta)["l0/w"])
-    shares.append(_interaction_share(w0))
+    shares.append(structure.theta_structure(task.spec, theta)["l0/w"].rest)
   assert shares[1] > shares[0] + 0.08, shares
   for bad in (-1, 2.5, True):
     with pytest.raises(ValueError, match=r"pe_random=.*allowed: an int >= 0"):

@@ -1,0 +1,56 @@
+"""Offsets versus interaction in generated weight matrices."""
+import jax
+import numpy as np
+import pytest
+
+import neuroprog
+from experiments import init_structure
+from experiments.configs import test as test_config
+from neuroprog.analysis import structure
+
+
+def test_offset_shares_split_a_built_matrix():
+  rng = np.random.default_rng(0)
+  r, c = rng.standard_normal((40, 1)), rng.standard_normal((1, 30))
+  r, c = r - r.mean(), c - c.mean()
+  s = structure.offset_shares(3.0 + r + 0 * c)
+  assert s.row == pytest.approx(1.0) and s.col == pytest.approx(0.0, abs=1e-12)
+  assert s.rest == pytest.approx(0.0, abs=1e-12)
+  s = structure.offset_shares(r + 2 * c)
+  expected_row = (r ** 2).sum() * 30 / ((r ** 2).sum() * 30 + 4 * (c ** 2).sum() * 40)
+  assert s.row == pytest.approx(expected_row) and s.row + s.col == pytest.approx(1.0)
+  noise = rng.standard_normal((400, 300))
+  s = structure.offset_shares(noise)
+  assert s.rest > 0.99 and s.row + s.col + s.rest == pytest.approx(1.0)
+  assert 180 < s.rest_rank < 300     # a Marchenko-Pastur spectrum is not flat
+  with pytest.raises(ValueError, match="constant"):
+    structure.offset_shares(np.ones((3, 4)))
+  with pytest.raises(ValueError, match=r"expected a matrix.*\(5,\)"):
+    structure.offset_shares(np.ones(5))
+
+
+def test_effective_rank():
+  assert structure.effective_rank(np.eye(7)) == pytest.approx(7.0)
+  assert structure.effective_rank(np.outer(np.arange(1, 6), np.arange(1, 4))) == pytest.approx(1.0)
+  assert structure.effective_rank(np.diag([1.0, 1.0, 0.0])) == pytest.approx(2.0)
+  assert structure.effective_rank(np.zeros((3, 3))) == 0.0
+
+
+def test_theta_structure_of_a_standard_init():
+  spec = neuroprog.default_spec("sumfirst")
+  theta = neuroprog.init_theta(spec, jax.random.key(0))
+  out = structure.theta_structure(spec, theta)
+  assert list(out) == ["l0/w"]          # l1/w is [16, 1]; biases are skipped
+  assert out["l0/w"].rest > 0.7
+  with pytest.raises(ValueError, match=r"theta has shape \(3,\); expected \(193,\)"):
+    structure.theta_structure(spec, np.zeros(3))
+
+
+def test_init_structure_report_on_the_test_config():
+  out = init_structure.report(test_config.get_config())
+  assert sorted(out) == ["meta_gnn", "meta_mlp"]
+  for tensors in out.values():
+    s = tensors["l0/w"]
+    assert s.row + s.col + s.rest == pytest.approx(1.0)
+  # Meta-MLP emits each weight from its own output unit: like a standard init.
+  assert out["meta_mlp"]["l0/w"].rest > 0.7
