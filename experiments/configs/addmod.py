@@ -17,9 +17,9 @@ import ml_collections
 # Meta-GNN's d = 22 with pe_random = 10 (416,262 parameters; match_capacity
 # with those base configs picks d = 21, 389,130); tests/test_configs.py
 # re-checks the 10% match. pe_random = 10: at 3e-4, 6,000 steps, seeds 0-2,
-# training-prime accuracy 0.81 / 0.79 / see BUILD_NOTES against 0.79 / 0.31 /
-# 0.79 without it (d = 24), validation primes 0.47 / 0.40 against 0.43 / 0.05
-# (BUILD_NOTES.md, "ADDMOD run and clock analysis").
+# training-prime accuracy 0.81 / 0.79 / 0.94 against 0.79 / 0.31 / 0.79
+# without it (d = 24), validation primes 0.47 / 0.40 / 0.80 against 0.43 /
+# 0.05 / 0.45 (BUILD_NOTES.md, "ADDMOD run and clock analysis").
 MODEL_CONFIGS = {
     "direct": {"d_model": 152, "n_heads": 4, "n_layers": 2, "mlp_ratio": 2},
     "meta_mlp": {"hidden": 64, "depth": 2},

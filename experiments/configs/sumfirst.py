@@ -34,7 +34,8 @@ MODEL_CONFIGS = {
     # uniform initial scale across intents for an initial θ that depends on
     # the intent (BUILD_NOTES.md, "SUMFIRST results").
     "meta_gnn": {"d": 26, "rounds": 3, "aggregation": "sum", "grouping": "role",
-                 "message_grouping": "role", "use_pe": True, "intent_scale": 5.0},
+                 "message_grouping": "role", "use_pe": True, "intent_scale": 5.0,
+                 "pe_random": 0},
 }
 
 
