@@ -9,11 +9,12 @@ validation: MoveRight(4) (held out of training, used only to select a seed).
 Models are capacity-matched to 1,000,000 trainable parameters (within 10%).
 Expected run time and table at this scale: not yet measured (a GPU job).
 
-Measured cut-down run on the 2-core CPU (2026-11-30, 77 min, cores partly
-shared): `--config.seeds=1 --config.steps=2000 --config.examples_per_intent=32`
-gave ID / OOD direct 0.940 / 0.160, meta_mlp 0.913 / 0.290, meta_gmlp
-0.764 / 0.384, meta_gnn 0.001 / 0.001 (Meta-GNN had not started learning;
-BUILD_NOTES.md, "1D-ARC run").
+Measured cut-down runs on the 2-core CPU (1 seed, 32 examples per intent;
+BUILD_NOTES.md, "1D-ARC run"): at 2,000 steps ID / OOD direct 0.940 / 0.160,
+meta_mlp 0.913 / 0.290, meta_gmlp 0.764 / 0.384 (2026-11-30, 77 min) and
+meta_gnn 0.786 / 0.379 (2026-12-01, 14 min); at 6,000 steps meta_mlp 0.987 /
+0.261, meta_gmlp 0.920 / 0.346, meta_gnn 0.951 / 0.336 (8, 15 and 29 min,
+cores shared). Without `pe_random` Meta-GNN had not started learning.
 """
 
 import ml_collections
