@@ -4,6 +4,8 @@ For B intents at once, on the neural graph (N nodes, E edges) of the target:
 
 1. Group-tied encoders: h0_n = enc_node^{g(n)}([u || pe_n]),
    e0 = enc_edge^{g(e)}([u || pe_e]). Positional encodings enter here only.
+   pe_e is [pe_sender || pe_receiver], plus `pe_random` fixed random features
+   (default 0; the ADDMOD and 1D-ARC configs use 10, see `_edge_pe`).
 2. k rounds of message passing along both edge directions:
      e   <- LN(e + msg^{g(e)}_r([e, h_sender, h_receiver]))
      h_n <- LN(h_n + upd^{g(n)}_r([h_n, agg_{e into n} e, agg_{e out of n} e]))
