@@ -114,8 +114,9 @@ def test_intent_scale_multiplies_the_intent_features():
 def test_random_edge_features_give_weights_their_own_initial_values():
   """pe_random appends fixed N(0, 1) features to every edge's PE: the
   generated first-layer matrix of SUMFIRST (orbit grouping: one orbit per
-  input row) is then less a sum of per-neuron offsets (measured 0.22 ->
-  0.35 of its variance at d = 8), at n_edge_groups * k * d more parameters."""
+  input row) is then less a sum of per-neuron offsets: the share of its
+  variance left after row and column offsets rose from 0.22 to 0.35 at d = 8
+  (measured), at n_edge_groups * k * d more parameters."""
   task = tasks.get("sumfirst")
   u = task.features(task.train_intents)
   plain = _model(task, grouping="orbit")
