@@ -1,4 +1,8 @@
 """Offsets versus interaction in generated weight matrices."""
+import os
+import subprocess
+import sys
+
 import jax
 import numpy as np
 import pytest
@@ -54,3 +58,26 @@ def test_init_structure_report_on_the_test_config():
     assert s.row + s.col + s.rest == pytest.approx(1.0)
   # Meta-MLP emits each weight from its own output unit: like a standard init.
   assert out["meta_mlp"]["l0/w"].rest > 0.7
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_init_structure_command_prints_the_split():
+  cmd = [sys.executable, "-m", "experiments.init_structure",
+         "--config=experiments/configs/test.py"]
+  proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  rows = {}
+  for line in proc.stdout.splitlines():
+    if line.startswith("meta_"):
+      model = line.split(":")[0]
+    elif line.strip().startswith("l0/w"):
+      row, col, rest = (float(v) for v in line.split()[1:6:2])
+      rows[model] = (row, col, rest)
+  assert sorted(rows) == ["meta_gnn", "meta_mlp"]
+  for row, col, rest in rows.values():
+    assert row + col + rest == pytest.approx(1.0, abs=0.02)   # printed to 2 decimals
+  bad = subprocess.run(cmd + ["--config.no_such_key=1"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+  assert bad.returncode != 0 and "no_such_key" in bad.stderr
