@@ -8,7 +8,10 @@ as training does (output head calibrated on the training intents), generate
 θ for the first training intent, and print per weight tensor the shares of
 its variance that are row offsets, column offsets and the rest, and the
 rest's effective rank (`neuroprog.analysis.structure`). A standard init
-reads rest ~ 1.
+reads rest ~ 1. Then, per tensor, the range over every intent of the task
+(training, validation and OOD) and over --keys initialisation keys (seed,
+seed + 1, ...) of std(tensor) / its standard-init std: a standard init
+reads ~ 1, issue 4 asks for 0.5-2.
 """
 
 from absl import app
@@ -21,23 +24,45 @@ from neuroprog.analysis import structure
 from neuroprog.train import loop
 
 _SEED = flags.DEFINE_integer("seed", 0, "Initialisation seed.")
+_KEYS = flags.DEFINE_integer("keys", 1, "Initialisation keys for the scale range.",
+                             lower_bound=1)
 config_flags.DEFINE_config_file("config", None, "Training configuration file.",
                                 lock_config=True)
 flags.mark_flags_as_required(["config"])
 
 
-def report(config, seed: int = 0) -> dict[str, dict[str, structure.MatrixStructure]]:
-  """{model: {tensor: MatrixStructure}} for the config's hypernetworks."""
+def _hypernetworks(config):
+  """(task, [(name, model)]) for the config's models that emit θ."""
   loop.validate_config(config)
   task = loop.build_task(config)
+  models = [(name, loop.create_model(config, task, name)) for name in config.models]
+  return task, [(name, m) for name, m in models if not m.is_direct]
+
+
+def report(config, seed: int = 0) -> dict[str, dict[str, structure.MatrixStructure]]:
+  """{model: {tensor: MatrixStructure}} for the config's hypernetworks."""
+  task, models = _hypernetworks(config)
   u = jnp.asarray(task.features(task.train_intents))
   out = {}
-  for name in config.models:
-    model = loop.create_model(config, task, name)
-    if model.is_direct:
-      continue
+  for name, model in models:
     theta = model.apply(model.init(jax.random.key(seed), u), u[:1])[0]
     out[name] = structure.theta_structure(task.spec, theta)
+  return out
+
+
+def scale_report(config, seed: int = 0, keys: int = 1) -> dict[str, dict[str, tuple]]:
+  """{model: {tensor: (min, max) std / standard init}} over all the task's
+  intents and init keys seed .. seed + keys - 1 (`structure.init_scale`)."""
+  task, models = _hypernetworks(config)
+  u_train = jnp.asarray(task.features(task.train_intents))
+  u_all = jnp.asarray(task.features(task.intents))
+  out = {}
+  for name, model in models:
+    apply = jax.jit(model.apply)
+    ranges = [structure.init_scale(task.spec, apply(
+        model.init(jax.random.key(seed + k), u_train), u_all)) for k in range(keys)]
+    out[name] = {t: (min(r[t][0] for r in ranges), max(r[t][1] for r in ranges))
+                 for t in ranges[0]}
   return out
 
 
@@ -48,6 +73,12 @@ def main(argv):
     print(f"{name}: tensor  row / col / rest  rest rank")
     for tensor, s in tensors.items():
       print(f"  {tensor:24s} {s.row:5.2f} / {s.col:5.2f} / {s.rest:5.2f}  {s.rest_rank:5.1f}")
+  keys = _KEYS.value
+  for name, tensors in scale_report(flags.FLAGS.config, _SEED.value, keys).items():
+    print(f"{name} scale: tensor  std / standard init, min - max over intents "
+          f"and {keys} key(s)")
+    for tensor, (lo, hi) in tensors.items():
+      print(f"  {tensor:24s} {lo:5.2f} - {hi:5.2f}")
 
 
 if __name__ == "__main__":

@@ -131,3 +131,49 @@ def test_random_edge_features_give_weights_their_own_initial_values():
   for bad in (-1, 2.5, True):
     with pytest.raises(ValueError, match=r"pe_random=.*allowed: an int >= 0"):
       _model(task, pe_random=bad)
+
+
+@pytest.mark.parametrize("name", ["meta_gnn", "meta_gmlp"])
+def test_pe_features_ramp_is_the_full_encoding_with_sincos_weights_zeroed(name):
+  """pe_features="ramp" keeps exactly the ramp columns of every node and
+  edge encoding: the full model with its sin/cos input weights set to zero
+  and the rest copied from the ramp-only model generates the same θ."""
+  task = tasks.get("sumfirst")
+  u = task.features(task.train_intents)
+  cfg = {**SMALL, "grouping": "role"} if name == "meta_gnn" else {"grouping": "role"}
+  full = meta.create(name, task.spec, task.feature_dim, cfg)
+  ramp = meta.create(name, task.spec, task.feature_dim, {**cfg, "pe_features": "ramp"})
+  p_ramp = ramp.init(jax.random.key(1), u)
+  p_full = full.init(jax.random.key(2), u)
+  flat_full = dict(jax.tree_util.tree_flatten_with_path(p_full)[0])
+  leaves, treedef = jax.tree_util.tree_flatten_with_path(p_ramp)
+  assert [k for k, _ in leaves] == list(flat_full)
+  merged, widened = [], 0
+  for path, r in leaves:
+    f = flat_full[path]
+    if r.shape != f.shape:   # a PE kernel: [groups, P, features], P rows by column
+      rows = _pe_rows(f.shape[1])
+      f = jnp.zeros_like(f).at[:, rows].set(r)
+      widened += 1
+    else:
+      f = r
+    merged.append(f)
+  assert widened >= 1
+  p_merged = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(p_full), merged)
+  np.testing.assert_allclose(full.apply(p_merged, u), ramp.apply(p_ramp, u),
+                             rtol=1e-5, atol=1e-6)
+  # And the sin/cos columns do matter in the full model.
+  assert not np.allclose(full.apply(p_full, u), ramp.apply(p_ramp, u), atol=1e-3)
+
+
+def _pe_rows(n_rows):
+  """Rows of a full PE kernel that the ramp-only kernel's rows map to."""
+  node, edge = graphs.pe_columns("ramp")
+  if n_rows == graphs.NODE_PE_DIM:
+    return node
+  if n_rows == graphs.EDGE_PE_DIM:
+    return edge
+  # Meta-gMLP's first layer reads [u (1 feature) || pe(a) || pe(b) or zeros
+  # || node/edge flag].
+  assert n_rows == 1 + graphs.EDGE_PE_DIM + 1, n_rows
+  return np.concatenate([[0], 1 + edge, [1 + graphs.EDGE_PE_DIM]])

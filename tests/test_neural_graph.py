@@ -90,3 +90,25 @@ def test_bad_grouping_and_spec():
     neuroprog.neural_graph(neuroprog.default_spec("sumfirst"), "orbits")
   with pytest.raises(ValueError, match="Unknown spec type"):
     neuroprog.neural_graph("mlp")
+
+
+def test_pe_columns_select_families_of_node_and_edge_encodings():
+  ng = neuroprog.neural_graph(neuroprog.default_spec("sumfirst"))
+  node_cols, edge_cols = graphs.pe_columns("ramp")
+  ramp = ng.node_pe[:, node_cols]
+  # Input i's first ramp is i / 10; hidden unit j's is j / 16.
+  np.testing.assert_allclose(ramp[:10, 0], np.arange(10) / 10, atol=1e-7)
+  np.testing.assert_allclose(ramp[10:26, 0], np.arange(16) / 16, atol=1e-7)
+  # An edge's selection is its sender's columns, then its receiver's.
+  np.testing.assert_array_equal(
+      ng.edge_pe[:, edge_cols],
+      np.concatenate([ramp[ng.senders], ramp[ng.receivers]], 1))
+  everything = graphs.pe_columns(graphs.DEFAULT_PE_FEATURES)
+  np.testing.assert_array_equal(everything[0], np.arange(graphs.NODE_PE_DIM))
+  np.testing.assert_array_equal(everything[1], np.arange(graphs.EDGE_PE_DIM))
+  # Order of the names does not matter; sincos and ramp split the columns.
+  np.testing.assert_array_equal(graphs.pe_columns("ramp+sincos")[0], np.arange(10))
+  assert set(graphs.pe_columns("sincos")[0]).isdisjoint(node_cols)
+  for bad in ("", "ramp+ramp", "ramps", "sincos+", 3):
+    with pytest.raises(ValueError, match=r"pe_features=.*allowed.*'sincos', 'ramp'"):
+      graphs.pe_columns(bad)

@@ -50,6 +50,19 @@ def test_theta_structure_of_a_standard_init():
     structure.theta_structure(spec, np.zeros(3))
 
 
+def test_init_scale_of_standard_and_scaled_inits():
+  spec = neuroprog.default_spec("sumfirst")
+  theta = np.stack([neuroprog.init_theta(spec, jax.random.key(k)) for k in range(4)])
+  scale = structure.init_scale(spec, theta)
+  assert list(scale) == ["l0/w", "l1/w"]          # biases are skipped
+  lo, hi = scale["l0/w"]                         # 160 draws per program
+  assert 0.8 < lo <= hi < 1.2
+  lo3, hi3 = structure.init_scale(spec, 3 * theta)["l0/w"]
+  assert lo3 == pytest.approx(3 * lo) and hi3 == pytest.approx(3 * hi)
+  with pytest.raises(ValueError, match=r"theta has shape \(193,\); expected \[I, 193\]"):
+    structure.init_scale(spec, theta[0])
+
+
 def test_init_structure_report_on_the_test_config():
   out = init_structure.report(test_config.get_config())
   assert sorted(out) == ["meta_gnn", "meta_mlp"]
@@ -68,16 +81,21 @@ def test_init_structure_command_prints_the_split():
          "--config=experiments/configs/test.py"]
   proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
   assert proc.returncode == 0, proc.stderr[-3000:]
-  rows = {}
+  rows, scales = {}, {}
   for line in proc.stdout.splitlines():
     if line.startswith("meta_"):
       model = line.split(":")[0]
+    elif line.strip().startswith("l0/w") and model.endswith(" scale"):
+      lo, _, hi = line.split()[1:4]
+      scales[model.split()[0]] = (float(lo), float(hi))
     elif line.strip().startswith("l0/w"):
       row, col, rest = (float(v) for v in line.split()[1:6:2])
       rows[model] = (row, col, rest)
-  assert sorted(rows) == ["meta_gnn", "meta_mlp"]
+  assert sorted(rows) == ["meta_gnn", "meta_mlp"] == sorted(scales)
   for row, col, rest in rows.values():
     assert row + col + rest == pytest.approx(1.0, abs=0.02)   # printed to 2 decimals
+  for lo, hi in scales.values():   # the test config's models use default options
+    assert 0.5 < lo <= hi < 2.0, scales
   bad = subprocess.run(cmd + ["--config.no_such_key=1"], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
   assert bad.returncode != 0 and "no_such_key" in bad.stderr

@@ -1,7 +1,9 @@
 """Neural graphs of target networks and their permutation symmetries."""
-from neuroprog.graphs.neural_graph import (EDGE_PE_DIM, GROUPINGS, NODE_PE_DIM,
+from neuroprog.graphs.neural_graph import (DEFAULT_PE_FEATURES, EDGE_PE_DIM,
+                                           GROUPINGS, NODE_PE_DIM, PE_FEATURES,
                                            BatchedNeuralGraph, Block,
-                                           NeuralGraph, batch, neural_graph)
+                                           NeuralGraph, batch, neural_graph,
+                                           pe_columns)
 from neuroprog.graphs.symmetry import (random_automorphism,
                                        random_node_permutation,
                                        theta_permutation)

@@ -58,6 +58,10 @@ GROUPINGS = ("orbit", "role")
 NODE_PE_DIM = 10
 EDGE_PE_DIM = 2 * NODE_PE_DIM
 _PE_FREQS = (1.0, 0.3)
+# Columns of a node's positional encoding, by feature family: sin/cos of the
+# index along both block axes, then the ramps (index / axis length).
+PE_FEATURES = {"sincos": tuple(range(0, 8)), "ramp": (8, 9)}
+DEFAULT_PE_FEATURES = "sincos+ramp"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,6 +252,31 @@ def _build_seq2seq(b, spec: specs_lib.Seq2SeqSpec):
   b.dense("unembed/w", g, out, weight="unembed/w")
 
 
+def pe_columns(features: str = DEFAULT_PE_FEATURES) -> tuple[np.ndarray, np.ndarray]:
+  """Column indices of the positional-encoding families named in `features`.
+
+  Args:
+    features: "+"-joined names from `PE_FEATURES` ("sincos", "ramp"), e.g.
+      "sincos+ramp" (all NODE_PE_DIM columns) or "ramp".
+
+  Returns:
+    (node_cols int64[P], edge_cols int64[2P]): pass as
+    `ng.node_pe[:, node_cols]` and `ng.edge_pe[:, edge_cols]` (the edge's
+    sender columns, then its receiver columns). Plain numpy, outside jit.
+
+  Raises:
+    ValueError: an empty, unknown or repeated name.
+  """
+  names = features.split("+") if isinstance(features, str) else None
+  if (not names or len(set(names)) != len(names)
+      or any(n not in PE_FEATURES for n in names)):
+    raise ValueError(f"pe_features={features!r}; allowed: a '+'-joined, "
+                     f"non-repeating selection of {list(PE_FEATURES)}, "
+                     f"e.g. {DEFAULT_PE_FEATURES!r} or 'ramp'.")
+  node_cols = np.array(sorted(c for n in names for c in PE_FEATURES[n]))
+  return node_cols, np.concatenate([node_cols, node_cols + NODE_PE_DIM])
+
+
 def _sincos(i):
   i = i.astype(np.float32)[:, None]
   f = np.asarray(_PE_FREQS, np.float32)[None]
@@ -261,8 +290,8 @@ class NeuralGraph:
   Attributes (N nodes, E edges, T = num_params(spec)):
     spec: the spec it draws.
     grouping: "orbit" or "role".
-    graph: jraph.GraphsTuple, one graph: nodes = node_pe float32[N, 8],
-      edges = edge_pe float32[E, 16], senders/receivers int32[E] (direction
+    graph: jraph.GraphsTuple, one graph: nodes = node_pe float32[N, 10],
+      edges = edge_pe float32[E, 20], senders/receivers int32[E] (direction
       of the forward pass), n_node [1], n_edge [1], globals None.
     node_slot: int32[N], θ index of the node's bias or -1.
     edge_slot: int32[E], θ index of the edge's weight or -1 (input-free fixed
@@ -274,7 +303,8 @@ class NeuralGraph:
       "L0/attn/q" for nodes, "L0/attn/wq" for edges).
     node_pe, edge_pe: positional encodings float32[N, 10] / [E, 20]: sin/cos
       (frequencies 1, 0.3) of the node's index along each of up to two block
-      axes, and each index as a fraction of its axis length; an edge's is
+      axes, and each index as a fraction of its axis length (columns by
+      family: `PE_FEATURES`, selected with `pe_columns`); an edge's is
       [pe(sender), pe(receiver)]. They break
       the symmetry on purpose; meta-learners add them at initialization only.
     blocks: the node blocks with their symmetry axes (used by `symmetry`).

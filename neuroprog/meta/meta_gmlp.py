@@ -15,7 +15,8 @@ import numpy as np
 from neuroprog import graphs
 from neuroprog.meta import base, grouped
 
-DEFAULTS = {"d_slot": 4, "hidden": 32, "grouping": "orbit", "use_pe": True}
+DEFAULTS = {"d_slot": 4, "hidden": 32, "grouping": "orbit", "use_pe": True,
+            "pe_features": graphs.DEFAULT_PE_FEATURES}
 WIDTH_KEY = "hidden"
 
 
@@ -45,14 +46,18 @@ class MetaGMLPNet(nn.Module):
 
 
 def build(spec, intent_dim, config):
+  """config.pe_features selects the positional-encoding families
+  (`graphs.pe_columns`), as for Meta-GNN."""
+  node_cols, edge_cols = graphs.pe_columns(config.pe_features)
   ng = graphs.neural_graph(spec, config.grouping)
+  node_pe, edge_pe = ng.node_pe[:, node_cols], ng.edge_pe[:, edge_cols]
   has_n, has_e = ng.node_slot >= 0, ng.edge_slot >= 0
   slots = np.concatenate([ng.node_slot[has_n], ng.edge_slot[has_e]])
   group = np.concatenate([ng.node_group[has_n],
                           ng.num_node_groups + ng.edge_group[has_e]])
-  pe_n = np.concatenate([ng.node_pe[has_n], np.zeros_like(ng.node_pe[has_n]),
+  pe_n = np.concatenate([node_pe[has_n], np.zeros_like(node_pe[has_n]),
                          np.zeros((has_n.sum(), 1), np.float32)], 1)
-  pe_e = np.concatenate([ng.edge_pe[has_e], np.ones((has_e.sum(), 1), np.float32)], 1)
+  pe_e = np.concatenate([edge_pe[has_e], np.ones((has_e.sum(), 1), np.float32)], 1)
   pe = np.concatenate([pe_n, pe_e])
   lay = grouped.group_layout(group)
   net = MetaGMLPNet(buckets=lay.buckets, n_groups=lay.n_groups,
