@@ -5,17 +5,19 @@
 
 All four models are capacity-matched to 50,000 trainable parameters (within
 10%; `neuroprog.meta.match_capacity`). `make run` uses this config with 4 seeds
-and 3,000 steps (3 min 07 s on the 2-core CPU with the venv installed, 2026-12-01).
+and 3,000 steps (1 min 19 s on the 2-core CPU including the install,
+2026-12-01; about 3 min on this VM's slower host).
 
-Measured on the 2-core CPU, 2026-12-01, 11 min (6,000 steps); GPU run time not
-yet measured:
+Measured on the 2-core CPU, 2026-12-01, 3 min 53 s (6,000 steps; this VM's
+faster host, other jobs sharing it for part of the run); GPU run time not yet
+measured:
 
 | model | params | seeds | ID mean ± std | OOD mean ± std | OOD max over seeds |
 |---|---|---|---|---|---|
 | direct | 50,128 | 10 | 0.787 ± 0.084 | 0.162 ± 0.009 | 0.183 |
-| meta_mlp | 50,133 | 10 | 1.000 ± 0.000 | 0.158 ± 0.008 | 0.175 |
-| meta_gmlp | 50,664 | 10 | 1.000 ± 0.000 | 0.164 ± 0.040 | 0.270 |
-| meta_gnn | 50,583 | 10 | 1.000 ± 0.000 | 0.664 ± 0.203 | 1.000 |
+| meta_mlp | 50,133 | 10 | 1.000 ± 0.000 | 0.159 ± 0.008 | 0.169 |
+| meta_gmlp | 50,664 | 10 | 1.000 ± 0.000 | 0.157 ± 0.030 | 0.212 |
+| meta_gnn | 49,127 | 10 | 1.000 ± 0.000 | 1.000 ± 0.000 | 1.000 |
 """
 
 import ml_collections

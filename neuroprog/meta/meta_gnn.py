@@ -172,16 +172,19 @@ def build(spec, intent_dim, config, graph=None):
   Why: on SUMFIRST the program gates input i by i < n. With the sin/cos codes
   every input index has features of its own, and the model fits the gates
   of the training n index by index; with only the ramp (i / 10 for input i)
-  the cheapest fit is a comparison of the ramp with the intent, which holds
-  at unseen n. Measured with n = 6 held out for validation (20 seeds):
-  validation accuracy 1.000 on every seed with "ramp", mean 0.460 with both
+  the intent and the index reach the first layer as two numbers, and
+  comparing them is the simple fit, which holds at unseen n. Measured with
+  n = 6 held out for validation (20 seeds): validation accuracy 1.000 on
+  every seed with "ramp", mean 0.460 with both families at intent_scale 5
   (BUILD_NOTES.md, "SUMFIRST results").
   The encoders' first layer is initialised for unit-scale inputs, so with a
-  small feature (SUMFIRST's n / 10) the positional encodings dominate it and
-  the initial θ hardly depends on the intent; SUMFIRST's config raises it
-  (BUILD_NOTES.md, "SUMFIRST results"). The output head is calibrated on the
-  scaled intents; above 1 the initial θ can leave the 2x standard-init band
-  for some intents (measured there), the default keeps it inside (tested).
+  small feature (SUMFIRST's n / 10) and all PE families, the codes dominate
+  it and the initial θ hardly depends on the intent; intent_scale > 1 lets
+  the intent in (the SUMFIRST config used 5 before it dropped the sin/cos
+  codes). The output head is calibrated on the scaled intents; above 1, or
+  with the ramp alone, the initial θ can leave the 2x standard-init band for
+  some intents (`experiments.init_structure` prints the range); the
+  defaults keep it inside (tested).
   """
   if not float(config.intent_scale) > 0:
     raise ValueError(f"meta_gnn: intent_scale={config.intent_scale!r}; allowed: > 0.")
