@@ -44,3 +44,41 @@ def test_eight_devices_match_one(tmp_path):
   np.testing.assert_allclose(np.array(eight["params"]), np.array(one["params"]),
                              rtol=1e-5, atol=1e-6)
   assert eight["ood"] == one["ood"]
+
+
+_IMPORT_ALL = r"""
+import importlib, pkgutil, jax, neuroprog
+for m in pkgutil.walk_packages(neuroprog.__path__, "neuroprog."):
+  importlib.import_module(m.name)
+import experiments.synthesize
+# Only possible while no JAX backend has started.
+jax.config.update("jax_num_cpu_devices", 3)
+print(jax.device_count())
+"""
+
+
+def test_importing_the_library_starts_no_backend():
+  """Device settings (jax_num_cpu_devices, jax.distributed.initialize) must
+  still be possible after `import neuroprog` and the entry points."""
+  env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+  env.pop("XLA_FLAGS", None)
+  r = subprocess.run([sys.executable, "-c", _IMPORT_ALL], cwd=ROOT, env=env,
+                     capture_output=True, text=True, timeout=300)
+  assert r.returncode == 0, r.stderr[-3000:]
+  assert r.stdout.strip().splitlines()[-1] == "3"
+
+
+def test_synthesize_host_devices_flag_shards_the_seeds(tmp_path):
+  env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+  env.pop("XLA_FLAGS", None)
+  cmd = [sys.executable, "-m", "experiments.synthesize",
+         "--config=experiments/configs/test.py", "--config.models=('meta_mlp',)",
+         "--config.steps=10", "--host_devices=2", f"--workdir={tmp_path / 'wd'}"]
+  r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+  assert r.returncode == 0, r.stderr[-3000:]
+  with open(tmp_path / "wd" / "results.json") as f:
+    out = json.load(f)
+  assert out["models"]["meta_mlp"]["devices"] == 2     # 2 seeds, one per device
+  bad = subprocess.run(cmd[:-2] + ["--host_devices=0", f"--workdir={tmp_path / 'bad'}"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+  assert bad.returncode != 0 and "host_devices" in bad.stderr

@@ -28,7 +28,8 @@ MODEL_CONFIGS = {
     "meta_mlp": {"hidden": 64, "depth": 2},
     "meta_gmlp": {"d_slot": 4, "hidden": 7, "grouping": "orbit", "use_pe": True},
     "meta_gnn": {"d": 22, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
-                 "message_grouping": "role", "use_pe": True, "pe_random": 10},
+                 "message_grouping": "role", "use_pe": True, "pe_random": 10,
+                 "pe_features": "sincos+ramp"},
 }
 
 

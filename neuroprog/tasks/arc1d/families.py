@@ -166,7 +166,9 @@ def _uint(key, lo, hi):
   return lo + jnp.floor(jax.random.uniform(key) * (hi - lo + 1)).astype(jnp.int32)
 
 
-_I = jnp.arange(MAX_LEN, dtype=jnp.int32)
+# numpy, not jnp: importing the library must not start a JAX backend (device
+# settings such as jax_num_cpu_devices or jax.distributed come after import).
+_I = np.arange(MAX_LEN, dtype=np.int32)
 
 
 def _bar(s, b):
