@@ -40,9 +40,9 @@ MODEL_CONFIGS = {
     # 0.940). The cost: the initial θ then varies with the intent, and its
     # per-intent std leaves issue 4's 2x band for some keys (0.21-2.12x the
     # standard init over keys 0-9, worst intent; 0.82-1.11x with both
-    # families; training starts on every seed). Meta-gMLP gained nothing from the
-    # ramp alone (validation 0.142 orbit-tied, 0.154 role-tied), so it keeps
-    # both families (BUILD_NOTES.md, "SUMFIRST results").
+    # families; training starts on every seed). Meta-gMLP gained nothing
+    # from the ramp alone (validation 0.142 orbit-tied, 0.154 role-tied), so
+    # it keeps both families (BUILD_NOTES.md, "SUMFIRST results").
     "meta_gnn": {"d": 26, "rounds": 3, "aggregation": "sum", "grouping": "role",
                  "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
                  "pe_random": 0, "pe_features": "ramp"},
