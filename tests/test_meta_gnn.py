@@ -146,24 +146,26 @@ def test_pe_features_ramp_is_the_full_encoding_with_sincos_weights_zeroed(name):
   p_ramp = ramp.init(jax.random.key(1), u)
   p_full = full.init(jax.random.key(2), u)
   flat_full = dict(jax.tree_util.tree_flatten_with_path(p_full)[0])
-  leaves, treedef = jax.tree_util.tree_flatten_with_path(p_ramp)
+  leaves = jax.tree_util.tree_flatten_with_path(p_ramp)[0]
   assert [k for k, _ in leaves] == list(flat_full)
-  merged, widened = [], 0
+  merged, with_sincos = [], []
   for path, r in leaves:
     f = flat_full[path]
     if r.shape != f.shape:   # a PE kernel: [groups, P, features], P rows by column
       rows = _pe_rows(f.shape[1])
-      f = jnp.zeros_like(f).at[:, rows].set(r)
-      widened += 1
+      merged.append(jnp.zeros_like(f).at[:, rows].set(r))
+      with_sincos.append(f.at[:, rows].set(r))   # sin/cos rows left nonzero
     else:
-      f = r
-    merged.append(f)
-  assert widened >= 1
-  p_merged = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(p_full), merged)
-  np.testing.assert_allclose(full.apply(p_merged, u), ramp.apply(p_ramp, u),
-                             rtol=1e-5, atol=1e-6)
-  # And the sin/cos columns do matter in the full model.
-  assert not np.allclose(full.apply(p_full, u), ramp.apply(p_ramp, u), atol=1e-3)
+      merged.append(r)
+      with_sincos.append(r)
+  assert len([1 for a, b in zip(merged, with_sincos) if a is not b]) >= 1
+  tree = jax.tree_util.tree_structure(p_full)
+  out_merged = full.apply(jax.tree_util.tree_unflatten(tree, merged), u)
+  np.testing.assert_allclose(out_merged, ramp.apply(p_ramp, u), rtol=1e-5, atol=1e-6)
+  # The full model does read the sin/cos columns: the same weights with
+  # their sin/cos rows nonzero generate another θ.
+  out_sincos = full.apply(jax.tree_util.tree_unflatten(tree, with_sincos), u)
+  assert not np.allclose(out_sincos, out_merged, atol=1e-3)
 
 
 def _pe_rows(n_rows):
