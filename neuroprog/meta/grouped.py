@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuroprog.meta import static_rows
+from neuroprog.meta import batched_init, static_rows
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -98,8 +98,8 @@ def nested_order(fine: np.ndarray, coarse: np.ndarray) -> np.ndarray:
   return np.lexsort((np.arange(len(fine)), fine, coarse, coarse_size))
 
 
-def _normal(std):
-  return lambda k, s: std * jax.random.normal(k, s, jnp.float32)
+# std * N(0, 1); its draws are batched when init runs under batched_init.batched.
+_normal = batched_init.normal
 
 
 def _bucket_at(buckets, offset):
