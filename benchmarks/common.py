@@ -44,11 +44,39 @@ def flops_of(jitted, *args):
   return float(cost["flops"]) if cost and "flops" in cost else None
 
 
+def cpu_info():
+  """The host CPU's model name and widest x86 vector extension.
+
+  A fraction of the matmul rate depends on the host, not only on the code:
+  the same Meta-GNN step read 15% of the matmul rate on a host whose 1024^3
+  matmul ran at 475 GFLOP/s and 35-37% on one (AVX2) at 68-73 GFLOP/s
+  (BUILD_NOTES.md, "bench_meta"), so every record names its CPU. Linux reads /proc/cpuinfo; elsewhere the model falls back to
+  `platform.processor()` and the vector extension to None.
+  """
+  model, flags = platform.processor() or None, set()
+  try:
+    with open("/proc/cpuinfo") as f:
+      for line in f:
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "model name":
+          model = value.strip()
+        elif key == "flags":
+          flags = set(value.split())
+        if model and flags:
+          break
+  except OSError:
+    pass
+  simd = next((isa for isa in ("avx512f", "avx2", "avx", "sse4_2") if isa in flags),
+              None)
+  return {"cpu": model, "cpu_simd": simd}
+
+
 def machine():
   dev = jax.devices()[0]
   return {"platform": dev.platform, "device": dev.device_kind,
           "n_devices": jax.device_count(), "python": sys.version.split()[0],
-          "jax": jax.__version__, "host": platform.machine()}
+          "jax": jax.__version__, "host": platform.machine(), **cpu_info()}
 
 
 def emit(record):
