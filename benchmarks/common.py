@@ -49,8 +49,9 @@ def cpu_info():
 
   A fraction of the matmul rate depends on the host, not only on the code:
   the same Meta-GNN step read 15% of the matmul rate on a host whose 1024^3
-  matmul ran at 475 GFLOP/s and 35-37% on one (AVX2) at 68-73 GFLOP/s
-  (BUILD_NOTES.md, "bench_meta"), so every record names its CPU. Linux reads /proc/cpuinfo; elsewhere the model falls back to
+  matmul ran at 475 GFLOP/s and 33-38% on one (AVX2) at 67-74 GFLOP/s
+  (BUILD_NOTES.md, "bench_meta"), so every record names its CPU. Linux
+  reads /proc/cpuinfo; elsewhere the model falls back to
   `platform.processor()` and the vector extension to None.
   """
   model, flags = platform.processor() or None, set()

@@ -17,7 +17,9 @@ jax.random.normal's order, so XLA folds them exactly as in the plain draw.
 Where that does not hold (the older non-partitionable threefry, another PRNG
 implementation, raw uint32 keys), `batched` draws each tensor on its own.
 
-Works under jit and vmap (the training loop vmaps init over seeds).
+Works under jit and vmap (the training loop vmaps init over seeds). Not for
+initialisers called inside flax's lifted transforms (nn.scan, nn.vmap): their
+placeholders would belong to an inner trace; no neuroprog module uses them.
 """
 
 from __future__ import annotations
