@@ -30,6 +30,17 @@ D_META = {"direct": {}, "meta_mlp": {"hidden": 64}, "meta_gmlp": {"hidden": 64},
           "meta_gnn": {"d": 64, "rounds": 3}}
 
 
+def build_step(task_name, name, intents=8, examples=128):
+  """(jitted train step, state, key, model) as this bench times them."""
+  task = tasks.get(task_name)
+  model = meta.create(name, task.spec, task.feature_dim, D_META[name])
+  opt = optax.adam(1e-3)
+  state = train.init_state(model, task, opt, jax.random.key(0))
+  step = jax.jit(train.make_train_step(
+      model, task, opt, intents_per_step=intents, examples_per_intent=examples))
+  return step, state, jax.random.key(1), model
+
+
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--tasks", default="sumfirst,addmod,arc1d")
@@ -38,15 +49,8 @@ def main():
   ap.add_argument("--examples", type=int, default=128)
   args = ap.parse_args()
   for task_name in args.tasks.split(","):
-    task = tasks.get(task_name)
     for name in args.models.split(","):
-      model = meta.create(name, task.spec, task.feature_dim, D_META[name])
-      opt = optax.adam(1e-3)
-      state = train.init_state(model, task, opt, jax.random.key(0))
-      step = jax.jit(train.make_train_step(
-          model, task, opt, intents_per_step=args.intents,
-          examples_per_intent=args.examples))
-      key = jax.random.key(1)
+      step, state, key, model = build_step(task_name, name, args.intents, args.examples)
       flops = common.flops_of(step, state, key)
       common.time_call(step, state, key, min_time=0.5)     # warm caches
       before = common.matmul_gflops()

@@ -77,6 +77,8 @@ def job_seconds(seeds, host_devices, steps, workdir):
 
 
 def run_job(args):
+  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+  import common  # pylint: disable=g-import-not-at-top  (the jobs run in their own processes)
   times = {}
   with tempfile.TemporaryDirectory() as tmp:
     for s, devices in ((1, None), (args.seeds, args.host_devices)):
@@ -87,7 +89,8 @@ def run_job(args):
       f"seconds_{args.seeds}_seeds": round(times[args.seeds], 1),
       "ratio": round(times[args.seeds] / times[1], 2),
       "host_devices_many_seeds": args.host_devices or 1,
-      "python": sys.version.split()[0], "host": platform.machine()}), flush=True)
+      "python": sys.version.split()[0], "host": platform.machine(),
+      **common.cpu_info()}), flush=True)
 
 
 def main():

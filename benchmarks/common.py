@@ -54,7 +54,7 @@ def cpu_info():
   reads /proc/cpuinfo; elsewhere the model falls back to
   `platform.processor()` and the vector extension to None.
   """
-  model, flags = platform.processor() or None, set()
+  model, flags = None, set()
   try:
     with open("/proc/cpuinfo") as f:
       for line in f:
@@ -70,7 +70,7 @@ def cpu_info():
     pass
   simd = next((isa for isa in ("avx512f", "avx2", "avx", "sse4_2") if isa in flags),
               None)
-  return {"cpu": model, "cpu_simd": simd}
+  return {"cpu": model or platform.processor() or None, "cpu_simd": simd}
 
 
 def machine():

@@ -1,13 +1,13 @@
 """Normal initialisers whose draws are batched into a few kernels.
 
-Why: XLA:CPU compiles one threefry kernel per `jax.random.normal` call, about
-0.3 s each on a 2-core CPU, and Meta-GNN has about fifty parameter tensors:
-the threefry kernels were 6-11 s of its 10-19 s `init` compile (SUMFIRST /
-ADDMOD defaults, BUILD_NOTES.md, "Meta-learners"). Inside `batched(...)`, a
-`normal(std)` initialiser records its key and shape and returns a
-placeholder; afterwards the recorded draws come from a few vmapped calls
-(one per group of sizes whose padding to the group's largest stays under
-16 MB), and each tensor takes the prefix of its row.
+Why: XLA:CPU compiles one threefry kernel per `jax.random.normal` call, and
+Meta-GNN's default `net.init` makes 28 draws: compiling it took 5.5 s
+(SUMFIRST) and 6.8 s (ADDMOD) on a 2-core CPU, 2.4 s and 3.3 s batched
+(`benchmarks/bench_init.py`; BUILD_NOTES.md, "Meta-learners"). Inside
+`batched(...)`, a `normal(std)` initialiser records its key and shape and
+returns a placeholder; afterwards the recorded draws come from a few vmapped
+calls (one per group of sizes whose padding to the group's largest stays
+under 16 MB), and each tensor takes the prefix of its row.
 
 The values are bit-identical to `std * jax.random.normal(key, shape)`
 (tested): with the partitionable threefry (JAX's default), the draw of a
@@ -29,6 +29,7 @@ import dataclasses
 from typing import Any, Callable
 
 import jax
+from jax.extend import core as jax_core
 import jax.numpy as jnp
 import numpy as np
 
@@ -155,3 +156,25 @@ def batched(init_fn: Callable, *args, **kwargs):
         f"batched_init: {len(value)} deferred draws, {len(seen)} found in the "
         "result; an initialiser's output was transformed before it was stored.")
   return out
+
+
+def random_bits_calls(fn: Callable, *args) -> int:
+  """How many random-bits draws (threefry kernels) tracing fn(*args) makes.
+
+  Counts every call site in the jaxpr, nested ones included (a printed
+  jaxpr shows a repeated sub-jaxpr only once, so counting text undercounts).
+  A diagnostic for `batched`: Meta-GNN's default `net.init` on SUMFIRST makes
+  28 draws, under `batched` one.
+  """
+  def count(jaxpr):
+    n = 0
+    for eqn in jaxpr.eqns:
+      n += eqn.primitive.name == "random_bits"
+      for value in eqn.params.values():
+        for sub in value if isinstance(value, (tuple, list)) else (value,):
+          if isinstance(sub, jax_core.ClosedJaxpr):
+            n += count(sub.jaxpr)
+          elif isinstance(sub, jax_core.Jaxpr):
+            n += count(sub)
+    return n
+  return count(jax.make_jaxpr(fn)(*args).jaxpr)
