@@ -44,9 +44,9 @@ def _positive_int(text):
 def chunk_seconds(config, task, name, steps, repeats):
   import jax  # pylint: disable=g-import-not-at-top  (after main set XLA_FLAGS)
   from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
-  tr = loop._Trainer(config, task, name)  # pylint: disable=protected-access
+  tr = loop.Trainer(config, task, name)
   state = tr.init()
-  run = tr.chunk(steps)
+  run = lambda state, start: tr.chunk(state, start, steps)
   jax.block_until_ready(run(state, 0))          # compile
   best = float("inf")
   for r in range(repeats):   # this shared VM's speed moves: keep the fastest call

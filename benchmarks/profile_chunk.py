@@ -58,9 +58,9 @@ def _chunk(model, seeds, steps):
   config = sumfirst.get_config()
   config.seeds = seeds
   task = loop.build_task(config)
-  tr = loop._Trainer(config, task, model)  # pylint: disable=protected-access
+  tr = loop.Trainer(config, task, model)
   state = tr.init()
-  run = tr.chunk(steps)
+  run = lambda state, start: tr.chunk(state, start, steps)
   lowerable = run if hasattr(run, "lower") else jax.jit(run)
   cost = lowerable.lower(state, 0).compile().cost_analysis()
   # The chunk is a loop: XLA's cost analysis counts its body once.

@@ -7,7 +7,7 @@ from absl import app
 from absl import flags
 
 import neuroprog
-from neuroprog import specs
+from neuroprog import tasks
 
 _GROUPING = flags.DEFINE_enum("grouping", None, ["orbit", "role"],
                               "Only this grouping (default: both).")
@@ -28,7 +28,7 @@ def describe(task: str, groupings=("orbit", "role")) -> str:
 def main(argv):
   del argv
   groupings = (_GROUPING.value,) if _GROUPING.value else ("orbit", "role")
-  for task in specs.TASKS:
+  for task in tasks.NAMES:
     print(describe(task, groupings))
 
 

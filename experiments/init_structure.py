@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 from ml_collections import config_flags
 
+from neuroprog import meta
 from neuroprog.analysis import structure
 from neuroprog.train import loop
 
@@ -36,7 +37,7 @@ def _hypernetworks(config):
   loop.validate_config(config)
   task = loop.build_task(config)
   models = [(name, loop.create_model(config, task, name)) for name in config.models]
-  return task, [(name, m) for name, m in models if not m.is_direct]
+  return task, [(name, m) for name, m in models if isinstance(m, meta.Hypernetwork)]
 
 
 def report(config, seed: int = 0) -> dict[str, dict[str, structure.MatrixStructure]]:

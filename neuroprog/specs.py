@@ -13,7 +13,6 @@ from typing import Optional, Union
 
 ACTIVATIONS = ("relu", "gelu", "tanh", "sigmoid", "silu", "identity")
 LN_PLACEMENTS = ("pre", "post", "none")
-TASKS = ("sumfirst", "addmod", "arc1d")
 
 
 def _check_positive(owner: str, **values):
@@ -159,38 +158,6 @@ class Seq2SeqSpec:
 
 
 Spec = Union[MLPSpec, TransformerSpec, Seq2SeqSpec]
-
-# Token ids of the ADDMOD Transformer: values 0..96 (every residue of every
-# prime below 100) and one "=" token that marks the answer position.
-ADDMOD_MAX_VALUE = 96
-ADDMOD_EQ_TOKEN = ADDMOD_MAX_VALUE + 1
-ARC1D_MAX_LEN = 33
-ARC1D_N_COLOURS = 10
-
-
-def default_spec(task: str) -> Spec:
-  """The paper-sized target architecture of a task.
-
-  * "sumfirst": MLPSpec((10, 16, 1), relu), 193 parameters.
-  * "addmod": 1-layer pre-LN Transformer, vocab 98 (0..96 and "="), context 3
-    ("a b ="), d_model 16, 4 heads of 4, d_mlp 48, 97 classes: 6,049
-    parameters (paper: 6,048).
-  * "arc1d": 1+1-layer seq2seq Transformer, vocab 11 (colours 0..9 and pad),
-    max_len 33, d_model 24, 4 heads of 6, d_mlp 80: 17,547 parameters
-    (paper: 17,568).
-  """
-  if task == "sumfirst":
-    return MLPSpec(widths=(10, 16, 1), activation="relu")
-  if task == "addmod":
-    return TransformerSpec(vocab_size=ADDMOD_MAX_VALUE + 2, seq_len=3,
-                           d_model=16, n_heads=4, d_mlp=48,
-                           n_classes=ADDMOD_MAX_VALUE + 1, n_layers=1,
-                           ln="pre", activation="relu")
-  if task == "arc1d":
-    return Seq2SeqSpec(vocab_size=ARC1D_N_COLOURS + 1, max_len=ARC1D_MAX_LEN,
-                       d_model=24, n_heads=4, d_mlp=80)
-  raise ValueError(f"Unknown task {task!r}; allowed: {list(TASKS)}.")
-
 
 _SPEC_TYPES = {"MLPSpec": MLPSpec, "TransformerSpec": TransformerSpec,
                "Seq2SeqSpec": Seq2SeqSpec}

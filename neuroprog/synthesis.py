@@ -1,84 +1,107 @@
-"""`synthesize(workdir_or_params, intent)`: one forward pass from intent to θ."""
+"""From an intent to a program θ, with a trained workdir or in-memory parameters.
+
+    spec, theta = neuroprog.synthesize("workdirs/addmod", "p=83")          # a workdir
+    spec, theta = neuroprog.synthesize_from_params(params, "p=83",          # a notebook
+                                                   model=hypernet, task=task)
+    y = neuroprog.execute(spec, theta, x)
+
+Only hypernetworks synthesize programs; the direct baseline maps (intent,
+input) to output and has no θ (`meta.DirectModel`).
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
-import jax
 import jax.numpy as jnp
-import ml_collections
-import numpy as np
 
-from neuroprog import specs as specs_lib
+from neuroprog import meta, specs as specs_lib
+from neuroprog.run import seeds as seeds_lib, workdir as workdir_lib
 
 
-def load_run(workdir: str, model: str = "meta_gnn"):
-  """(config, task, model, params_S) of a trained workdir (latest checkpoint)."""
-  from neuroprog.train import checkpoint, loop  # pylint: disable=g-import-not-at-top
-  cfg_path = os.path.join(workdir, "config.json")
-  if not os.path.exists(cfg_path):
-    raise ValueError(f"{workdir} is not a neuroprog workdir (no config.json).")
-  with open(cfg_path) as f:
-    config = ml_collections.ConfigDict(json.load(f))
+class Run(NamedTuple):
+  """A trained model of a workdir (`load_run`).
+
+  config: the workdir's config; task: its task (with its intent splits);
+  model: the meta-learner (`meta.Hypernetwork` or `meta.DirectModel`);
+  seeds: the seed values trained, in the order of the leading axis;
+  params_S: parameters with a leading seed axis [S, ...]; step: the
+  checkpoint's step.
+  """
+  config: Any
+  task: Any
+  model: Any
+  seeds: list
+  params_S: Any
+  step: int
+
+
+def load_run(workdir: str, model: str = "meta_gnn") -> Run:
+  """The newest readable checkpoint of `model` in a meta-training workdir.
+
+  ValueError if the workdir is not one, or did not train `model`.
+  """
+  from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
+  config = workdir_lib.read_config(workdir)
   if model not in config.models:
     raise ValueError(f"{workdir} has no model {model!r}; it trained "
                      f"{list(config.models)}.")
   task = loop.build_task(config)
-  trainer = loop._Trainer(config, task, model)  # pylint: disable=protected-access
-  mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", model),
-                            config.keep_checkpoints)
-  abstract = jax.eval_shape(trainer.init)
-  step, state = checkpoint.restore_latest(mngr, abstract)
-  if state is None:
-    raise ValueError(f"{workdir}: no checkpoint for model {model!r} in "
-                     f"{mngr.directory}.")
-  return config, task, trainer.model, state.params, step
+  trainer = loop.Trainer(config, task, model)
+  step, state = trainer.restore(workdir)
+  return Run(config, task, trainer.model, trainer.seeds, state.params, step)
 
 
 def select_seed(workdir: str, model: str) -> int:
-  """Seed index chosen without OOD knowledge: best validation accuracy if the
-  run has validation intents, else best ID accuracy (0 if no results yet)."""
+  """The seed value chosen without OOD knowledge: best validation accuracy if
+  the run has validation intents, else best ID accuracy; the first seed
+  before results.json exists."""
+  config = workdir_lib.read_config(workdir)
+  seeds = [int(config.get("seed", 0)) + i for i in range(int(config.get("seeds", 1)))]
   path = os.path.join(workdir, "results.json")
   if not os.path.exists(path):
-    return 0
+    return seeds[0]
   with open(path) as f:
     r = json.load(f)["models"].get(model)
   if not r:
-    return 0
-  scores = r["val_mean"] or r["id_mean"]
-  return int(np.argmax(scores))
+    return seeds[0]
+  return int(r["seeds"][seeds_lib.select_index(r["val_mean"], r["id_mean"])])
 
 
-def synthesize(workdir_or_params: Any, intent, *, model: str = "meta_gnn",
-               seed_index: Optional[int] = None, task=None, meta_model=None):
-  """Generates the program θ for `intent`.
+def synthesize(workdir: str, intent, *, model: str = "meta_gnn",
+               seed: Optional[int] = None):
+  """The program θ that `model` of a trained workdir synthesizes for `intent`.
 
   Args:
-    workdir_or_params: a trained workdir (path), or a params pytree of one
-      seed (then pass `task` and `meta_model`).
-    intent: an intent value or string ("p=83", "n=4", "move_right,k=3").
-      Invalid intents raise the task's ValueError.
-    model: which meta-learner of the workdir.
-    seed_index: which seed; default `select_seed` (validation, else ID).
+    workdir: a workdir of `experiments.synthesize` (`train.loop.train_and_evaluate`).
+    intent: an intent value or string ("p=83", "n=4", "move_right,k=3");
+      an invalid one raises the task's ValueError.
+    model: which meta-learner of the workdir (a hypernetwork).
+    seed: which trained seed (a seed value of the run); default
+      `select_seed` (validation, else ID).
 
   Returns:
     (spec, theta float32[T]).
   """
-  if isinstance(workdir_or_params, (str, os.PathLike)):
-    _, task, meta_model, params_s, _ = load_run(str(workdir_or_params), model)
-    idx = select_seed(str(workdir_or_params), model) if seed_index is None else seed_index
-    params = jax.tree_util.tree_map(lambda a: a[idx], params_s)
-  else:
-    if task is None or meta_model is None:
-      raise ValueError("synthesize(params, ...) needs task= and meta_model=.")
-    params = workdir_or_params
-  if meta_model.is_direct:
-    raise ValueError("the direct model emits no weights; choose a hypernetwork.")
+  run = load_run(os.fspath(workdir), model)
+  seed = select_seed(os.fspath(workdir), model) if seed is None else seed
+  params = seeds_lib.take(run.params_S, seeds_lib.index_of(run.seeds, seed))
+  return synthesize_from_params(params, intent, model=run.model, task=run.task)
+
+
+def synthesize_from_params(params, intent, *, model, task):
+  """(spec, theta float32[T]) of `intent` from one seed's parameters in memory.
+
+  model: a `meta.Hypernetwork`; task: the task whose intents it reads.
+  """
+  if not isinstance(model, meta.Hypernetwork):
+    raise ValueError(f"model {getattr(model, 'name', model)!r} emits no weights (it is "
+                     "the direct baseline); choose a hypernetwork.")
   intent = task.parse_intent(intent)
   u = jnp.asarray(task.features([intent]))
-  return task.spec, meta_model.apply(params, u)[0]
+  return task.spec, model.apply(params, u)[0]
 
 
 def spec_json(spec) -> str:

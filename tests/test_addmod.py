@@ -2,7 +2,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuroprog import specs, tasks
+from neuroprog import tasks
 from neuroprog.tasks import addmod
 
 
@@ -19,7 +19,7 @@ def test_samples_match_reference_and_cover_operands():
   x, y = task.sample(jax.random.key(0), [2, 83, 97], 512)
   for i, p in enumerate([2, 83, 97]):
     xi = np.asarray(x[i])
-    assert np.all(xi[:, 2] == specs.ADDMOD_EQ_TOKEN)
+    assert np.all(xi[:, 2] == addmod.EQ_TOKEN)
     assert xi[:, :2].min() == 0 and xi[:, :2].max() == p - 1
     np.testing.assert_array_equal(task.reference(p, xi), np.asarray(y[i]))
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from experiments.configs import test as test_config
-from neuroprog.analysis import report
+from experiments.pipelines import clock_report as report
+from neuroprog.run import workdir as workdir_lib
 from neuroprog.train import loop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -59,7 +60,7 @@ def _addmod_config_json():
   c = test_config.get_config()
   c.update(task="addmod", models=("meta_mlp",), model_configs={"meta_mlp": {"hidden": 8}},
            learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83",), val_intents=())
-  return json.loads(loop._config_json(c))  # pylint: disable=protected-access
+  return json.loads(workdir_lib.config_json(c))
 
 
 def test_bad_workdirs_are_named(tmp_path):

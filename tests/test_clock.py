@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from neuroprog import specs
 from neuroprog.analysis import clock
 from neuroprog.programs import layout
+from neuroprog import tasks
 from neuroprog.tasks import addmod
 
 V, D = 98, 16
@@ -115,7 +115,8 @@ def test_valid_rows_zero_unreadable_rows():
 
 
 def test_closed_form_reconstruction_and_program_accuracy():
-  spec = specs.default_spec("addmod")
+  task = tasks.get("addmod")
+  spec = task.spec
   entry = layout.entries_by_name(spec)["embed/tok"]
   w = planted_trajectory(4.0, 5.672, 3.631)
   fit = clock.global_trajectory(w, ood=(83,), num_components=2)
@@ -131,8 +132,8 @@ def test_closed_form_reconstruction_and_program_accuracy():
       w[83].astype(np.float32))
   # All-zero θ: every logit is 0, argmax picks class 0, right for the
   # pairs with (a + b) mod p == 0, i.e. exactly 1/p of them.
-  assert clock.program_accuracy(spec, theta, 5) == pytest.approx(1 / 5)
-  acc = clock.closed_form_program(fit, {5: theta}, spec, ks=(1, 2))
+  assert clock.program_accuracy(task, theta, 5) == pytest.approx(1 / 5)
+  acc = clock.closed_form_program(fit, {5: theta}, task, ks=(1, 2))
   assert set(acc[5]) == {"synthesized", "pca_k1", "pca_k2", "closed_k1", "closed_k2"}
   assert acc[5]["synthesized"] == pytest.approx(1 / 5)
   with pytest.raises(ValueError, match="shape"):

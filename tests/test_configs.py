@@ -3,7 +3,7 @@ import pytest
 
 from experiments.configs import addmod, arc1d, sumfirst
 from experiments.configs import test as test_config
-from neuroprog import meta
+from neuroprog import tasks
 from neuroprog.train import loop
 
 PAPER = {"sumfirst": sumfirst, "addmod": addmod, "arc1d": arc1d}
@@ -17,7 +17,7 @@ def test_paper_configs_are_valid_and_capacity_matched(name):
   assert config.seeds == 10
   assert set(task.ood_intents).isdisjoint(task.train_intents)
   assert set(task.val_intents).isdisjoint(task.train_intents)
-  budget = meta.DEFAULT_BUDGETS[name]
+  budget = tasks.PARAM_BUDGETS[name]
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()
     assert abs(n - budget) <= 0.1 * budget, (model, n)

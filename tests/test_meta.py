@@ -73,7 +73,7 @@ def test_apply_is_jittable_and_vmappable_over_intents(name):
                       {"d": 8, "rounds": 1} if name == "meta_gnn" else None)
   u = jnp.asarray(task.features(task.intents))           # [10, 1]
   params = model.init(jax.random.key(0), u)
-  if model.is_direct:
+  if isinstance(model, meta.DirectModel):
     x, _ = task.sample(jax.random.key(1), task.intents, 4)  # [10, 4, 10]
     batched = model.apply(params, u, x)
     one = jax.jit(jax.vmap(lambda u_F, x_N: model.apply(params, u_F[None], x_N[None])[0]))
@@ -139,3 +139,19 @@ def test_layer_norm_custom_vjp_matches_autodiff():
   np.testing.assert_allclose(base.layer_norm(x_off), reference(x_off),
                              rtol=1e-3, atol=1e-3)
   np.testing.assert_allclose(np.asarray(base.layer_norm(x_off)).mean(-1), 0, atol=1e-4)
+
+
+def test_the_direct_model_is_its_own_kind_and_synthesizes_nothing():
+  task = tasks.get("sumfirst")
+  direct = meta.create("direct", task.spec, task.feature_dim)
+  hyper = meta.create("meta_mlp", task.spec, task.feature_dim)
+  assert isinstance(direct, meta.DirectModel) and not isinstance(direct, meta.Hypernetwork)
+  assert isinstance(hyper, meta.Hypernetwork) and not isinstance(hyper, meta.DirectModel)
+  params = direct.init(jax.random.key(0))
+  with pytest.raises(TypeError):
+    direct.apply(params, jnp.zeros((1, 1)))            # outputs need inputs x
+  with pytest.raises(ValueError, match="emits no weights"):
+    neuroprog.synthesize_from_params(params, 4, model=direct, task=task)
+  theta = neuroprog.synthesize_from_params(hyper.init(jax.random.key(0)), "n=4",
+                                           model=hyper, task=task)[1]
+  assert theta.shape == (193,)

@@ -1,4 +1,9 @@
+import contextlib
+import io
+import os
+
 import jax
+import jraph
 import numpy as np
 import pytest
 
@@ -69,22 +74,6 @@ def test_orbit_groups_refine_role_groups(task):
       assert len(set(roles[group_ids == g])) == 1
 
 
-def test_batched_graph_tiles_with_offsets():
-  spec = neuroprog.default_spec("sumfirst")
-  ng = neuroprog.neural_graph(spec)
-  bg = ng.batch(3)
-  n, e, t = ng.num_nodes, ng.num_edges, 193
-  assert bg.graph.senders.shape == (3 * e,)
-  np.testing.assert_array_equal(bg.graph.senders[e:2 * e], ng.senders + n)
-  np.testing.assert_array_equal(bg.graph.n_node, [n] * 3)
-  idx = np.concatenate([bg.node_theta_index, bg.edge_theta_index])
-  idx = idx[idx >= 0]
-  np.testing.assert_array_equal(np.sort(idx), np.arange(3 * t))
-  np.testing.assert_array_equal(bg.edge_group[2 * e:], ng.edge_group)
-  with pytest.raises(ValueError, match="positive int.*0"):
-    ng.batch(0)
-
-
 def test_bad_grouping_and_spec():
   with pytest.raises(ValueError, match=r"'orbits'.*\['orbit', 'role'\]"):
     neuroprog.neural_graph(neuroprog.default_spec("sumfirst"), "orbits")
@@ -112,3 +101,31 @@ def test_pe_columns_select_families_of_node_and_edge_encodings():
   for bad in ("", "ramp+ramp", "ramps", "sincos+", 3):
     with pytest.raises(ValueError, match=r"pe_features=.*allowed.*'sincos', 'ramp'"):
       graphs.pe_columns(bad)
+
+
+def _readme_jraph_example():
+  """The README's jraph block, executed; returns its namespace."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  with open(os.path.join(root, "README.md")) as f:
+    text = f.read()
+  block = text.split("<!-- jraph-example -->", 1)[1]
+  code = block.split("```python", 1)[1].split("```", 1)[0]
+  namespace = {}
+  with contextlib.redirect_stdout(io.StringIO()):
+    exec(compile(code, "README.md", "exec"), namespace)  # pylint: disable=exec-used
+  return namespace
+
+
+def test_a_jraph_graph_network_on_the_neural_graph_is_invariant_under_automorphisms():
+  ns = _readme_jraph_example()
+  readout, theta, spec = ns["readout"], ns["theta"], ns["spec"]
+  assert isinstance(ns["ng"].graph, jraph.GraphsTuple)
+  ref = np.asarray(readout(theta))
+  assert ref.shape == (8,) and np.abs(ref).max() > 0.1
+  for seed in range(3):
+    perm = neuroprog.random_automorphism(spec, seed)
+    assert not np.array_equal(perm, np.arange(len(perm)))
+    np.testing.assert_allclose(readout(theta[perm]), ref, rtol=1e-4, atol=1e-4)
+  # A permutation of θ that is not an automorphism changes the weighted graph.
+  shuffled = np.random.default_rng(0).permutation(len(theta))
+  assert np.abs(np.asarray(readout(theta[shuffled])) - ref).max() > 1e-2

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from experiments.configs import pnag_scc_ablation, pnag_test
-from neuroprog.pnag import ablation
+from experiments.pipelines import scc_ablation as ablation
 
 
 def _tiny():

@@ -99,7 +99,7 @@ def test_nb201_held_out_reconstruction_is_exact_after_training(tmp_path):
   """Stage 1 exactly as `experiments/configs/pnag_nb201.py` trains it (800 steps)."""
   from experiments.configs import pnag_nb201  # pylint: disable=g-import-not-at-top
   from neuroprog.pnag import train  # pylint: disable=g-import-not-at-top
-  from neuroprog.train.results import MetricWriter  # pylint: disable=g-import-not-at-top
+  from neuroprog.run.metrics import MetricWriter  # pylint: disable=g-import-not-at-top
   config = pnag_nb201.get_config()
   space, ae_cfg, _ = train.build(config)
   tr, held = train.split(config, space)

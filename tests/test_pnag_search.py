@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from experiments.configs import pnag_cond_test, pnag_nb201_cond
+from experiments.pipelines import search as search_exp
 from neuroprog.pnag import search
 from tests.conftest import require_shared
 
@@ -47,41 +48,41 @@ def test_cond_fn_draws_levels_of_the_sampled_cells():
 
 def test_config_errors():
   c = pnag_nb201_cond.get_config()
-  search.validate_config(c)
+  search_exp.validate_config(c)
   bad = pnag_nb201_cond.get_config()
   bad.unlocked = 1
   with pytest.raises(ValueError, match="Unknown config key\\(s\\) \\['unlocked'\\]"):
-    search.validate_config(bad)
+    search_exp.validate_config(bad)
   bad = pnag_nb201_cond.get_config()
   bad.targets = ("mnist",)
   with pytest.raises(ValueError, match="mnist"):
-    search.validate_config(bad)
+    search_exp.validate_config(bad)
   bad = pnag_nb201_cond.get_config()
   bad.gen = {"width": 32, "cond_dim": 3}
   with pytest.raises(ValueError, match="cond_dim"):
-    search.validate_config(bad)
+    search_exp.validate_config(bad)
   bad = pnag_nb201_cond.get_config()
   bad.surrogate = {"depth": 3}
   with pytest.raises(ValueError, match="config.surrogate key\\(s\\) \\['depth'\\]"):
-    search.validate_config(bad)
+    search_exp.validate_config(bad)
   bad = pnag_nb201_cond.get_config()
   bad.levels = (0.5, 1.5)
   with pytest.raises(ValueError, match="1.5"):
-    search.validate_config(bad)
+    search_exp.validate_config(bad)
 
 
 def test_missing_table_is_a_clear_error(tmp_path):
   c = pnag_cond_test.get_config()
   c.table = str(tmp_path / "none.csv")
   with pytest.raises(ValueError, match="none.csv.*does not exist"):
-    search.run(c, str(tmp_path / "w"))
+    search_exp.run(c, str(tmp_path / "w"))
 
 
 @pytest.mark.slow
 def test_tiny_search_end_to_end(tmp_path):
   require_shared("nas-bench-201/nb201_hp12_accuracy.csv")
   c = pnag_cond_test.get_config()
-  out = search.run(c, str(tmp_path))
+  out = search_exp.run(c, str(tmp_path))
   r = out["targets"]["imagenet16-120"]
   assert r["trained_on"] == ["cifar10", "cifar100"]
   assert len(r["search"]["picks"]) == 2 and r["seeds"] == 2
@@ -96,5 +97,5 @@ def test_tiny_search_end_to_end(tmp_path):
   assert "imagenet16-120 (cifar10, cifar100)" in open(tmp_path / "results.md").read()
   assert json.load(open(tmp_path / "results.json"))["targets"]
   # A rerun restores every stage from its checkpoints and gives the same picks.
-  again = search.run(c, str(tmp_path))
+  again = search_exp.run(c, str(tmp_path))
   assert again["targets"]["imagenet16-120"]["search"]["picks"] == r["search"]["picks"]

@@ -11,7 +11,7 @@ import pytest
 from experiments.configs import pnag_test
 from neuroprog import pnag
 from neuroprog.pnag import train
-from neuroprog.train.loop import Interrupted
+from neuroprog.run.loop import Interrupted
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

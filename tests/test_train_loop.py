@@ -65,8 +65,8 @@ def test_resume_after_a_kill_matches_an_uninterrupted_run(full_run, tmp_path):
     loop.train_and_evaluate(cfg, str(tmp_path), stop_at_step=30)   # after ckpt 20
   out = loop.train_and_evaluate(cfg, str(tmp_path))                 # resumes at 20
   assert out["models"]["meta_mlp"]["ood"] == ref["models"]["meta_mlp"]["ood"]
-  *_, params_a, step_a = synthesis.load_run(ref_dir, "meta_mlp")
-  *_, params_b, step_b = synthesis.load_run(str(tmp_path), "meta_mlp")
+  run_a, run_b = synthesis.load_run(ref_dir, "meta_mlp"), synthesis.load_run(str(tmp_path), "meta_mlp")
+  params_a, step_a, params_b, step_b = run_a.params_S, run_a.step, run_b.params_S, run_b.step
   assert step_a == step_b == 40
   for a, b in zip(jax.tree_util.tree_leaves(params_a), jax.tree_util.tree_leaves(params_b)):
     np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
@@ -87,13 +87,30 @@ def test_corrupt_latest_checkpoint_falls_back(full_run, tmp_path):
   for root, _, files in os.walk(work / "checkpoints" / "meta_mlp" / "40"):
     for f in files:
       open(os.path.join(root, f), "w").write("garbage")
-  *_, step = synthesis.load_run(str(work), "meta_mlp")
-  assert step == 20
+  assert synthesis.load_run(str(work), "meta_mlp").step == 20
   for root, _, files in os.walk(work / "checkpoints" / "meta_mlp" / "20"):
     for f in files:
       open(os.path.join(root, f), "w").write("garbage")
   with pytest.raises(RuntimeError, match=r"No readable checkpoint in .*meta_mlp"):
     synthesis.load_run(str(work), "meta_mlp")
+
+
+def test_changed_steps_are_refused_and_extend_continues_the_run(full_run, tmp_path):
+  import shutil
+  src, ref = full_run
+  work = tmp_path / "w"
+  shutil.copytree(src, work)
+  with pytest.raises(ValueError, match=r"steps: 40 -> 60\).*--extend"):
+    loop.train_and_evaluate(_config(steps=60), str(work))
+  with pytest.raises(ValueError, match=r"seeds: 2 -> 3"):
+    loop.train_and_evaluate(_config(seeds=3), str(work), extend=True)
+  out = loop.train_and_evaluate(_config(steps=60), str(work), extend=True)
+  assert out["extended"][0]["steps"] == [40, 60] and "extended" not in ref
+  assert out["models"]["meta_mlp"]["steps"] == 60
+  lines = [json.loads(l) for l in open(work / "metrics.jsonl")]
+  assert [l["step"] for l in lines if l["model"] == "meta_mlp"] == [10, 20, 30, 40, 50, 60]
+  assert sorted(os.listdir(work / "checkpoints" / "meta_mlp"), key=int) == ["40", "60"]
+  assert json.load(open(work / "results.json"))["extended"][0]["steps"] == [40, 60]
 
 
 def test_non_finite_loss_stops_with_model_seed_and_step(tmp_path):
@@ -121,6 +138,24 @@ def test_synthesize_api_and_program_command(full_run, tmp_path):
   assert theta.shape == (193,)
   with pytest.raises(ValueError, match="n=0 is outside its domain"):
     neuroprog.synthesize(workdir, 0, model="meta_gnn")
+  # The default seed is the validation-selected one; naming it gives the same θ.
+  res = json.load(open(os.path.join(workdir, "results.json")))["models"]["meta_gnn"]
+  chosen = res["seeds"][int(np.argmax(res["val_mean"]))]
+  assert synthesis.select_seed(workdir, "meta_gnn") == chosen
+  np.testing.assert_array_equal(neuroprog.synthesize(workdir, "n=4", model="meta_gnn",
+                                                     seed=chosen)[1], theta)
+  other = [s for s in res["seeds"] if s != chosen][0]
+  assert np.abs(neuroprog.synthesize(workdir, "n=4", model="meta_gnn", seed=other)[1]
+                - theta).max() > 1e-4
+  with pytest.raises(ValueError, match=r"seed 99 was not trained in this run; its seeds are \[0, 1\]"):
+    neuroprog.synthesize(workdir, "n=4", model="meta_gnn", seed=99)
+  # In memory: the same program from the run's parameters.
+  run = synthesis.load_run(workdir, "meta_gnn")
+  params = jax.tree_util.tree_map(lambda a: a[res["seeds"].index(chosen)], run.params_S)
+  _, theta_mem = neuroprog.synthesize_from_params(params, "n=4", model=run.model, task=run.task)
+  np.testing.assert_allclose(theta_mem, theta, atol=1e-6)
+  with pytest.raises(ValueError, match="no model 'direct'"):
+    neuroprog.synthesize(workdir, "n=4", model="direct")
   out = tmp_path / "p.npz"
   cmd = [sys.executable, "-m", "experiments.synthesize_program", f"--workdir={workdir}",
          "--model=meta_gnn", "--intent=n=4", f"--out={out}", "--examples=200"]

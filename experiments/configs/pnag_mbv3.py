@@ -9,32 +9,21 @@ reconstruction 97.1%; validity, uniqueness and novelty 100% with the constrained
 Details: BUILD_NOTES.md ("PNAG runs").
 """
 
-import ml_collections
+from neuroprog.pnag import train
+
+# Only what differs from the defaults (neuroprog.pnag.train.SCHEMA, AEConfig,
+# GenConfig). Scales: the space's default, (2, 5, 10, 20).
 
 
 def get_config():
-  c = ml_collections.ConfigDict()
-  c.space = "mbv3"
-  c.seed = 0
-  c.train_fraction = 0.5        # unused (NB201 only)
-  c.train_size = 20000
-  c.heldout_size = 1000
-  c.scales = (2, 5, 10, 20)
-  c.ae = {"hidden": 64, "channels": 16, "codebook_size": 64, "rounds": 2,
-          "codebook": "ema", "scc_weight": 1.0, "scc_decode_weight": 0.0,
-          "token_noise": 0.1}
-  c.gen = {"width": 32, "depth": 2, "heads": 2, "mlp_ratio": 4, "cond_dim": 16}
-  c.batch_size = 64
-  c.ae_steps = 800
-  c.gen_steps = 800
-  c.ae_learning_rate = 2e-3
-  c.gen_learning_rate = 2e-3
-  c.num_samples = 1000
-  c.sample_seed = 1
-  c.temperature = 1.0
-  c.top_k = 0
-  c.decode = "valid"            # constrained decoder; "argmax" for plain decoding
-  c.log_every = 100
-  c.checkpoint_every = 400
-  c.keep_checkpoints = 2
-  return c
+  return train.default_config(
+      space="mbv3",
+      heldout_size=1000,
+      ae={"scc_decode_weight": 0.0, "token_noise": 0.1},
+      gen={"width": 32, "heads": 2},
+      batch_size=64,
+      ae_steps=800,
+      gen_steps=800,
+      gen_learning_rate=2e-3,
+      checkpoint_every=400,
+  )

@@ -20,57 +20,35 @@ measured:
 | meta_gnn | 49,127 | 10 | 1.000 ± 0.000 | 1.000 ± 0.000 | 1.000 |
 """
 
-import ml_collections
+from neuroprog.train import loop
 
-# Widths from neuroprog.meta.task_configs("sumfirst", intent_dim=1)
-# (budget 50,000); tests/test_configs.py re-checks the match.
+# Only what differs from the models' DEFAULTS (neuroprog.meta). Widths from
+# neuroprog.train.loop.matched_model_configs("sumfirst") (budget 50,000);
+# tests/test_configs.py re-checks the 10% match.
 MODEL_CONFIGS = {
-    "direct": {"hidden": 217, "depth": 2},
-    "meta_mlp": {"hidden": 146, "depth": 2},
-    "meta_gmlp": {"d_slot": 4, "hidden": 31, "grouping": "orbit", "use_pe": True,
-                  "pe_features": "sincos+ramp"},
-    # Role grouping everywhere: measured OOD 0.340 ± 0.130 against 0.154 ±
-    # 0.028 with orbit-tied encoders/decoders (2 seeds, 3,000 steps; see
-    # BUILD_NOTES.md): per-input orbits share nothing across inputs.
-    # pe_features "ramp": the inputs' index ramps without their sin/cos
-    # codes, chosen with n = 6 held out for validation (20 seeds each):
-    # validation accuracy 1.000 on every seed, against 0.461 with both
-    # families (and intent_scale 5, the previous config). With the ramp
-    # alone the default intent_scale 1 did better than 5 (1.000 against
-    # 0.940). The cost: the initial θ then varies with the intent, and its
-    # per-intent std leaves issue 4's 2x band for some keys (0.21-2.12x the
-    # standard init over keys 0-9, worst intent; 0.82-1.11x with both
-    # families; training starts on every seed). Meta-gMLP gained nothing
-    # from the ramp alone (validation 0.142 orbit-tied, 0.154 role-tied), so
-    # it keeps both families (BUILD_NOTES.md, "SUMFIRST results").
-    "meta_gnn": {"d": 26, "rounds": 3, "aggregation": "sum", "grouping": "role",
-                 "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
-                 "pe_random": 0, "pe_features": "ramp"},
+    "direct": {"hidden": 217},
+    "meta_mlp": {"hidden": 146},
+    "meta_gmlp": {"hidden": 31},
+    # Role grouping everywhere: per-input orbits share nothing across inputs,
+    # so an orbit-tied encoder cannot carry "input i < n" from one input to
+    # the next. pe_features "ramp": the inputs' index as a number (i / 10)
+    # without its sin/cos codes, so that the intent and the index meet in the
+    # first layer as two numbers to compare. Both chosen as BUILD_NOTES.md
+    # ("SUMFIRST results") records, including which choices read OOD results.
+    "meta_gnn": {"d": 26, "grouping": "role", "pe_features": "ramp"},
 }
 
 
 def get_config():
-  c = ml_collections.ConfigDict()
-  c.task = "sumfirst"
-  c.models = ("direct", "meta_mlp", "meta_gmlp", "meta_gnn")
-  c.model_configs = MODEL_CONFIGS
-  c.learning_rates = {"direct": 3e-3, "meta_mlp": 3e-3, "meta_gmlp": 1e-3,
-                      "meta_gnn": 1e-3}
-  c.learning_rate = 1e-3
-  c.grad_clip = 1.0
-  c.weight_decay = 0.0
-  c.schedule = "cosine"
-  c.ood_intents = ("n=4", "n=8")
-  c.val_intents = ()
-  c.train_intents = None
-  c.seeds = 10
-  c.seed = 0
-  c.steps = 6000
-  c.intents_per_step = 8
-  c.examples_per_intent = 64
-  c.eval_examples = 1000
-  c.eval_seed = 12345
-  c.log_every = 250
-  c.checkpoint_every = 1000
-  c.keep_checkpoints = 3
-  return c
+  return loop.default_config(
+      task="sumfirst",
+      model_configs=MODEL_CONFIGS,
+      learning_rates={"direct": 3e-3, "meta_mlp": 3e-3, "meta_gmlp": 1e-3,
+                      "meta_gnn": 1e-3},
+      ood_intents=("n=4", "n=8"),
+      seeds=10,
+      steps=6000,
+      eval_examples=1000,
+      log_every=250,
+      checkpoint_every=1000,
+  )

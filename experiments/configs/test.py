@@ -3,30 +3,23 @@
   python -m experiments.synthesize --config=experiments/configs/test.py --workdir=/tmp/np_test
 """
 
-import ml_collections
+from neuroprog.train import loop
 
 
 def get_config():
-  c = ml_collections.ConfigDict()
-  c.task = "sumfirst"
-  c.models = ("meta_mlp", "meta_gnn")
-  c.model_configs = {"meta_mlp": {"hidden": 16}, "meta_gnn": {"d": 8, "rounds": 1}}
-  c.learning_rates = {"meta_mlp": 3e-3, "meta_gnn": 1e-3}
-  c.learning_rate = 1e-3
-  c.grad_clip = 1.0
-  c.weight_decay = 0.0
-  c.schedule = "cosine"
-  c.ood_intents = ("n=4", "n=8")
-  c.val_intents = ("n=6",)
-  c.train_intents = None
-  c.seeds = 2
-  c.seed = 0
-  c.steps = 40
-  c.intents_per_step = 4
-  c.examples_per_intent = 32
-  c.eval_examples = 64
-  c.eval_seed = 12345
-  c.log_every = 10
-  c.checkpoint_every = 20
-  c.keep_checkpoints = 2
-  return c
+  return loop.default_config(
+      task="sumfirst",
+      models=("meta_mlp", "meta_gnn"),
+      model_configs={"meta_mlp": {"hidden": 16}, "meta_gnn": {"d": 8, "rounds": 1}},
+      learning_rates={"meta_mlp": 3e-3, "meta_gnn": 1e-3},
+      ood_intents=("n=4", "n=8"),
+      val_intents=("n=6",),
+      seeds=2,
+      steps=40,
+      intents_per_step=4,
+      examples_per_intent=32,
+      eval_examples=64,
+      log_every=10,
+      checkpoint_every=20,
+      keep_checkpoints=2,
+  )

@@ -342,33 +342,29 @@ def pca_embedding(fit: TrajectoryFit, p: int, k: Optional[int] = None) -> np.nda
 
 
 @functools.lru_cache(maxsize=None)
-def _all_pairs_eval(spec):
-  """Jitted exact match of θ on the pairs of p, padded to a fixed 97^2 batch
-  so that every prime reuses one compilation."""
+def _all_pairs_eval(task):
+  """Jitted exact match of θ on every pair of p, with the ADDMOD task's own
+  inputs (`AddMod.all_pairs`, a fixed 97^2 batch, so every prime reuses one
+  compilation) and scorer (`AddMod.exact_match`)."""
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from neuroprog import programs, specs  # pylint: disable=g-import-not-at-top
-  n = specs.ADDMOD_MAX_VALUE + 1
-  a, b = (jnp.asarray(v.ravel()) for v in np.meshgrid(np.arange(n), np.arange(n),
-                                                      indexing="ij"))
+  from neuroprog import programs  # pylint: disable=g-import-not-at-top
 
   @jax.jit
   def run(theta_T, p):
-    x = jnp.stack([a, b, jnp.full_like(a, specs.ADDMOD_EQ_TOKEN)], -1)
-    logits = programs.execute(spec, theta_T, x)
-    logits = jnp.where(jnp.arange(logits.shape[-1]) < p, logits, -jnp.inf)
-    valid = (a < p) & (b < p)
-    hit = (logits.argmax(-1) == (a + b) % p) & valid
-    return hit.sum() / valid.sum()
+    x, y, valid = task.all_pairs(p)
+    logits = programs.execute(task.spec, theta_T, x)
+    hit = task.exact_match(logits[None], y[None], jnp.reshape(p, (1, 1)))[0]
+    return jnp.sum(hit * valid) / jnp.sum(valid)
   return run
 
 
-def program_accuracy(spec, theta, p: int) -> float:
-  """Exact match of the ADDMOD program θ float32[T] on all p^2 pairs (a, b):
-  argmax over logits 0..p-1 at the "=" position equals (a + b) mod p."""
+def program_accuracy(task, theta, p: int) -> float:
+  """Exact match of the ADDMOD program θ float32[T] (for `task.spec`) on all
+  p^2 pairs (a, b): the task's exact match, the argmax over logits 0..p-1 at
+  the "=" position equals (a + b) mod p."""
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  return float(_all_pairs_eval(spec)(jnp.asarray(theta, jnp.float32),
-                                     jnp.int32(p)))
+  return float(_all_pairs_eval(task)(jnp.asarray(theta, jnp.float32), jnp.int32(p)))
 
 
 def replace_embedding(spec, theta, W_E) -> np.ndarray:
@@ -384,11 +380,12 @@ def replace_embedding(spec, theta, W_E) -> np.ndarray:
   return out
 
 
-def closed_form_program(fit: TrajectoryFit, thetas: Mapping[int, np.ndarray], spec,
+def closed_form_program(fit: TrajectoryFit, thetas: Mapping[int, np.ndarray], task,
                         *, ks: Sequence[int] = (1, 2, 4), form: str = "cos"):
   """Does the closed form alone still compute (a + b) mod p?
 
-  For each prime p in `thetas` (the synthesized θ(p) float32[T]) this measures
+  For each prime p in `thetas` (the synthesized θ(p) float32[T] of the ADDMOD
+  `task`'s target) this measures
   exact match on all p^2 pairs for: the synthesized program; the program with
   W_E(p) replaced by its own top-k PCA reconstruction; and with W_E(p)
   replaced by the closed-form reconstruction from k fitted components (every
@@ -397,17 +394,18 @@ def closed_form_program(fit: TrajectoryFit, thetas: Mapping[int, np.ndarray], sp
   Returns: {p: {"synthesized": acc, "pca_k{k}": acc, "closed_k{k}": acc}}.
   """
   out = {}
+  spec = task.spec
   for p in sorted(int(q) for q in thetas):
     theta = np.asarray(thetas[p], np.float32)
-    row = {"synthesized": program_accuracy(spec, theta, p)}
+    row = {"synthesized": program_accuracy(task, theta, p)}
     for k in ks:
       if k > fit.components.shape[0]:
         continue
       if p in fit.primes:
         row[f"pca_k{k}"] = program_accuracy(
-            spec, replace_embedding(spec, theta, pca_embedding(fit, p, k)), p)
+            task, replace_embedding(spec, theta, pca_embedding(fit, p, k)), p)
       row[f"closed_k{k}"] = program_accuracy(
-          spec, replace_embedding(spec, theta, closed_form_embedding(fit, p, k, form)), p)
+          task, replace_embedding(spec, theta, closed_form_embedding(fit, p, k, form)), p)
     out[p] = row
   return out
 

@@ -87,7 +87,8 @@ def theta_structure(spec, theta, min_dim: int = 5) -> dict[str, MatrixStructure]
 def init_scale(spec, theta_IxT) -> dict[str, tuple[float, float]]:
   """Per weight and embedding tensor: (min, max) over the I programs of
   theta_IxT float[I, T] of std(tensor) / its standard-init std (1 for a
-  standard init up to sampling noise; issue 4 asks for 0.5-2 at init).
+  standard init up to sampling noise; a hypernetwork should start within
+  0.5-2).
   Keyed by tensor name, in layout order; biases and gains are skipped."""
   theta = np.asarray(theta_IxT, np.float64)
   t = layout_lib.num_params(spec)

@@ -301,7 +301,8 @@ class NeuralGraph:
       appearance.
     node_role, edge_role: int32[N], int32[E] ids into `roles` (names such as
       "L0/attn/q" for nodes, "L0/attn/wq" for edges).
-    node_pe, edge_pe: positional encodings float32[N, 10] / [E, 20]: sin/cos
+    node_pe, edge_pe: views of graph.nodes / graph.edges, the positional
+      encodings float32[N, 10] / [E, 20]: sin/cos
       (frequencies 1, 0.3) of the node's index along each of up to two block
       axes, and each index as a fraction of its axis length (columns by
       family: `PE_FEATURES`, selected with `pe_columns`); an edge's is
@@ -319,9 +320,17 @@ class NeuralGraph:
   node_role: np.ndarray
   edge_role: np.ndarray
   roles: tuple[str, ...]
-  node_pe: np.ndarray
-  edge_pe: np.ndarray
   blocks: tuple[Block, ...]
+
+  @property
+  def node_pe(self) -> np.ndarray:
+    """float32[N, 10]: `graph.nodes`."""
+    return np.asarray(self.graph.nodes)
+
+  @property
+  def edge_pe(self) -> np.ndarray:
+    """float32[E, 20]: `graph.edges`."""
+    return np.asarray(self.graph.edges)
 
   @property
   def senders(self) -> np.ndarray:
@@ -350,65 +359,6 @@ class NeuralGraph:
   @property
   def num_edge_groups(self) -> int:
     return int(self.edge_group.max()) + 1
-
-  def batch(self, n_programs: int) -> "BatchedNeuralGraph":
-    return batch(self, n_programs)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class BatchedNeuralGraph:
-  """B copies of one neural graph as one jraph.GraphsTuple (static shapes).
-
-  graph: nodes float32[B*N, 10], edges float32[B*E, 20], senders/receivers
-    int32[B*E] offset per copy, n_node int32[B], n_edge int32[B].
-  node_program/edge_program: int32[B*N] / int32[B*E], the copy (program)
-    each element belongs to.
-  node_slot, edge_slot, node_group, edge_group: tiled B times.
-  node_theta_index/edge_theta_index: program * T + slot, or -1: where the
-    element's generated value goes in the flattened θ [B*T].
-  """
-  base: NeuralGraph
-  n_programs: int
-  graph: jraph.GraphsTuple
-  node_program: np.ndarray
-  edge_program: np.ndarray
-  node_slot: np.ndarray
-  edge_slot: np.ndarray
-  node_group: np.ndarray
-  edge_group: np.ndarray
-  node_theta_index: np.ndarray
-  edge_theta_index: np.ndarray
-
-
-def batch(ng: NeuralGraph, n_programs: int) -> BatchedNeuralGraph:
-  """Tiles `ng` B = n_programs times (numpy, outside jit; cache the result)."""
-  if not isinstance(n_programs, int) or n_programs <= 0:
-    raise ValueError(f"n_programs must be a positive int, got {n_programs!r}.")
-  bsz, n, e, t = n_programs, ng.num_nodes, ng.num_edges, ng.num_params
-  node_program = np.repeat(np.arange(bsz, dtype=np.int32), n)
-  edge_program = np.repeat(np.arange(bsz, dtype=np.int32), e)
-  offsets = (edge_program * n).astype(np.int32)
-  graph = jraph.GraphsTuple(
-      nodes=np.tile(ng.node_pe, (bsz, 1)),
-      edges=np.tile(ng.edge_pe, (bsz, 1)),
-      senders=np.tile(ng.senders, bsz) + offsets,
-      receivers=np.tile(ng.receivers, bsz) + offsets,
-      n_node=np.full(bsz, n, np.int32),
-      n_edge=np.full(bsz, e, np.int32),
-      globals=None)
-  node_slot = np.tile(ng.node_slot, bsz)
-  edge_slot = np.tile(ng.edge_slot, bsz)
-
-  def theta_index(slot, program):
-    return np.where(slot >= 0, program * t + slot, -1).astype(np.int32)
-
-  return BatchedNeuralGraph(
-      base=ng, n_programs=bsz, graph=graph, node_program=node_program,
-      edge_program=edge_program, node_slot=node_slot, edge_slot=edge_slot,
-      node_group=np.tile(ng.node_group, bsz),
-      edge_group=np.tile(ng.edge_group, bsz),
-      node_theta_index=theta_index(node_slot, node_program),
-      edge_theta_index=theta_index(edge_slot, edge_program))
 
 
 def _relabel(labels):
@@ -474,6 +424,4 @@ def neural_graph(spec: specs_lib.Spec, grouping: str = "orbit") -> NeuralGraph:
       node_slot=node_slot.astype(np.int32), edge_slot=edge_slot.astype(np.int32),
       node_group=node_group, edge_group=edge_group,
       node_role=node_role.astype(np.int32), edge_role=edge_role.astype(np.int32),
-      roles=tuple(b.roles),
-      node_pe=node_pe.astype(np.float32), edge_pe=edge_pe.astype(np.float32),
-      blocks=tuple(b.blocks))
+      roles=tuple(b.roles), blocks=tuple(b.blocks))

@@ -1,8 +1,12 @@
-"""Meta-learners: direct, Meta-MLP, Meta-gMLP and Meta-GNN.
+"""Meta-learners: the hypernetworks Meta-MLP, Meta-gMLP and Meta-GNN, and the
+direct baseline.
 
     model = neuroprog.meta.create("meta_gnn", spec, intent_dim=task.feature_dim)
     params = model.init(jax.random.key(0))
-    theta_BxT = model.apply(params, u_BxF)
+    theta_BxT = model.apply(params, u_BxF)          # a Hypernetwork
+
+`create("direct", ...)` returns a `DirectModel`, whose apply(params, u, x)
+gives outputs, not θ.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import jax
 
 from neuroprog import specs as specs_lib
 from neuroprog.meta import base, direct, meta_gmlp, meta_gnn, meta_mlp
-from neuroprog.meta.base import MetaModel, example_inputs
+from neuroprog.meta.base import DirectModel, Hypernetwork, MetaModel, example_inputs
 
 NAMES = ("direct", "meta_mlp", "meta_gmlp", "meta_gnn")
 _MODULES = {"meta_mlp": meta_mlp, "meta_gmlp": meta_gmlp, "meta_gnn": meta_gnn}
@@ -49,11 +53,11 @@ def create(name: str, spec: specs_lib.Spec, intent_dim: int,
     raise ValueError(f"intent_dim must be a positive int, got {intent_dim!r}.")
   cfg = base.resolve_config(name, default_config(name, spec), config)
   if name == "direct":
-    net, head = direct.build(spec, intent_dim, cfg)
-  else:
-    net, head = _MODULES[name].build(spec, intent_dim, cfg, **build_kwargs)
-  return MetaModel(name=name, spec=spec, intent_dim=intent_dim, config=cfg,
-                   net=net, head=head)
+    net = direct.build(spec, intent_dim, cfg)
+    return DirectModel(name=name, spec=spec, intent_dim=intent_dim, config=cfg, net=net)
+  net, head = _MODULES[name].build(spec, intent_dim, cfg, **build_kwargs)
+  return Hypernetwork(name=name, spec=spec, intent_dim=intent_dim, config=cfg,
+                      net=net, head=head)
 
 
 def match_capacity(names: Sequence[str], spec: specs_lib.Spec, budget: int, *,
@@ -93,17 +97,3 @@ def match_capacity(names: Sequence[str], spec: specs_lib.Spec, budget: int, *,
           f"{best * step}); change its other config keys.")
     out[name] = {**cfg, key: best * step, "num_params": n}
   return out
-
-
-# Trainable-parameter budgets of each task's default configs (all four models
-# matched to within 10%; see `task_configs`).
-DEFAULT_BUDGETS = {"sumfirst": 50_000, "addmod": 400_000, "arc1d": 1_000_000}
-
-
-def task_configs(task_name: str, names: Sequence[str] = NAMES, *,
-                 intent_dim: int, budget: Optional[int] = None) -> dict[str, dict]:
-  """The capacity-matched default configs of a task's models."""
-  if task_name not in DEFAULT_BUDGETS:
-    raise ValueError(f"Unknown task {task_name!r}; allowed: {sorted(DEFAULT_BUDGETS)}.")
-  return match_capacity(names, specs_lib.default_spec(task_name),
-                        budget or DEFAULT_BUDGETS[task_name], intent_dim=intent_dim)

@@ -1,9 +1,10 @@
-"""`MetaModel`: one interface for every meta-learner, and the output head.
+"""The two kinds of meta-learner, and the hypernetworks' output head.
 
-A meta-learner maps intent features u float32[B, F] to a weight vector θ
-float32[B, T] for a fixed target spec (the direct baseline maps (u, x) to y).
-Every model is a flax linen module wrapped with pure `init(key) -> params`
-and `apply(params, u_BxF) -> theta_BxT`.
+A `Hypernetwork` maps intent features u float32[B, F] to a weight vector θ
+float32[B, T] for a fixed target spec: `apply(params, u_BxF) -> theta_BxT`.
+The `DirectModel` baseline maps (u, x) to the outputs itself:
+`apply(params, u_BxF, x) -> outputs`. Both wrap a flax linen module with a
+pure `init(key, probe_u) -> params`.
 
 Output scale. A generated weight enters the target like any other weight: if
 its scale at initialization is far from the usual fan-in scale, units saturate
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 import flax.linen as nn
 import jax
@@ -97,43 +98,62 @@ def calibrate_head(head: HeadLayout, raw_BxT):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class MetaModel:
-  """A meta-learner for one target spec.
-
-  Attributes:
-    name: "direct" | "meta_mlp" | "meta_gmlp" | "meta_gnn".
-    spec: the target spec.
-    intent_dim: F, the width of the intent features.
-    config: the resolved (frozen) configuration.
-    net: the flax module. Hypernetworks: net(u_BxF) -> raw float32[B, T].
-      Direct: net(u_BxF, x) -> outputs.
-    head: HeadLayout for hypernetworks, None for the direct model.
-  """
+class _Model:
+  """What every meta-learner has: a name, its target spec, the intent width F,
+  its resolved (frozen) config and its flax module; `init` and `num_params`."""
   name: str
   spec: specs_lib.Spec
   intent_dim: int
   config: ml_collections.FrozenConfigDict
   net: nn.Module
-  head: Optional[HeadLayout]
-
-  @property
-  def is_direct(self) -> bool:
-    return self.head is None
 
   def _probe(self, key):
     return jax.random.uniform(key, (PROBE_BATCH, self.intent_dim), jnp.float32)
 
+  def _check_u(self, u, what="u"):
+    u = jnp.asarray(u, jnp.float32)
+    if u.ndim != 2 or u.shape[1] != self.intent_dim:
+      raise ValueError(f"{self.name}: {what} has shape {tuple(u.shape)}; "
+                       f"expected float32[B, {self.intent_dim}].")
+    return u
+
+  def init(self, key: jax.Array, probe_u=None):
+    """Pure, jitted init: the params pytree.
+
+    Args:
+      key: PRNG key.
+      probe_u: float32[P, F] training-intent features (hypernetworks
+        calibrate their output head on them, as training does); default:
+        P = 16 draws from U[0, 1]^F.
+    """
+    if probe_u is None:
+      probe_u = self._probe(jax.random.fold_in(key, 1))
+    return self._jit_init(key, self._check_u(probe_u, "probe_u"))
+
+  def num_params(self) -> int:
+    """Trainable parameter count (from shapes only; nothing is computed)."""
+    shapes = jax.eval_shape(self._init, jax.random.key(0), self._probe(jax.random.key(0)))
+    return int(sum(np.prod(s.shape) for s in jax.tree_util.tree_leaves(shapes)))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Hypernetwork(_Model):
+  """A meta-learner that synthesizes programs: u float32[B, F] -> θ float32[B, T].
+
+  Attributes (besides `_Model`'s):
+    net: the flax module, net(u_BxF) -> raw float32[B, T].
+    head: the per-tensor output head's static layout (`HeadLayout`).
+  """
+  head: HeadLayout = None
+
   @functools.cached_property
   def _jit_init(self):
-    if self.is_direct:
-      return jax.jit(self._init)
-    # Two programs: XLA:CPU compiled the draws and the calibration forward
-    # together in 16.7 s on ADDMOD, apart in 3.5 s + 8.3 s (BUILD_NOTES.md,
-    # "Meta-learners"). Under an outer jit both are inlined into it.
+    # Two programs: XLA:CPU compiles the draws and the calibration forward
+    # faster apart than as one program (BUILD_NOTES.md, "Meta-learners").
+    # Under an outer jit both are inlined into it.
     draw, calibrate = jax.jit(self._init_net), jax.jit(self._calibrate)
 
-    def init(key, probe_u, x_example=None):
-      del x_example
+    def init(key, probe_u):
       net = draw(key, probe_u)
       return {"net": net, "head": calibrate(net, probe_u)}
     return init
@@ -142,30 +162,7 @@ class MetaModel:
   def _jit_apply(self):
     return jax.jit(self._apply)
 
-  def init(self, key: jax.Array, probe_u=None, x_example=None):
-    """Pure, jitted init: the params pytree.
-
-    Args:
-      key: PRNG key.
-      probe_u: float32[P, F] intents on which the output head is calibrated
-        (pass the task's training-intent features, as training does);
-        default: P = 16 draws from U[0, 1]^F.
-      x_example: direct model only, an input batch [1, n, ...] to size it
-        (default: zeros built from the spec).
-    """
-    if probe_u is None:
-      probe_u = self._probe(jax.random.fold_in(key, 1))
-    probe_u = jnp.asarray(probe_u, jnp.float32)
-    if probe_u.ndim != 2 or probe_u.shape[1] != self.intent_dim:
-      raise ValueError(f"{self.name}: probe_u has shape {tuple(probe_u.shape)}; "
-                       f"expected float32[P, {self.intent_dim}].")
-    if x_example is None and self.is_direct:
-      x_example = example_inputs(self.spec)
-    return self._jit_init(key, probe_u, x_example)
-
-  def _init(self, key, probe_u, x_example=None):
-    if self.is_direct:
-      return {"net": self.net.init(key, probe_u[:1], x_example)["params"]}
+  def _init(self, key, probe_u):
     net = self._init_net(key, probe_u)
     return {"net": net, "head": self._calibrate(net, probe_u)}
 
@@ -177,31 +174,47 @@ class MetaModel:
   def _calibrate(self, net_params, probe_u):
     return calibrate_head(self.head, self.net.apply({"params": net_params}, probe_u))
 
-  def apply(self, params, u_BxF: jax.Array, x: Optional[jax.Array] = None):
-    """Hypernetworks: θ float32[B, T]. Direct: outputs for x [B, n, ...].
+  def apply(self, params, u_BxF: jax.Array) -> jax.Array:
+    """θ float32[B, T] for intent features u float32[B, F].
 
     Pure; jitted when called eagerly, inlined under an outer jit.
     """
-    u_BxF = jnp.asarray(u_BxF, jnp.float32)
-    if u_BxF.ndim != 2 or u_BxF.shape[1] != self.intent_dim:
-      raise ValueError(f"{self.name}: u has shape {tuple(u_BxF.shape)}; "
-                       f"expected float32[B, {self.intent_dim}].")
-    if self.is_direct and x is None:
-      raise ValueError("the direct model needs inputs: apply(params, u, x).")
-    return self._jit_apply(params, u_BxF, x)
+    return self._jit_apply(params, self._check_u(u_BxF))
 
-  def _apply(self, params, u_BxF, x=None):
-    if self.is_direct:
-      return self.net.apply({"params": params["net"]}, u_BxF, x)
+  def _apply(self, params, u_BxF):
     raw = self.net.apply({"params": params["net"]}, u_BxF)
     return apply_head(self.head, params["head"], raw)
 
-  def num_params(self) -> int:
-    """Trainable parameter count (from shapes only; nothing is computed)."""
-    shapes = jax.eval_shape(
-        self._init, jax.random.key(0), self._probe(jax.random.key(0)),
-        example_inputs(self.spec) if self.is_direct else None)
-    return int(sum(np.prod(s.shape) for s in jax.tree_util.tree_leaves(shapes)))
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DirectModel(_Model):
+  """The direct baseline: (u float32[B, F], x [B, n, ...]) -> outputs, no θ.
+
+  net(u_BxF, x) -> the outputs the target network would give (logits or
+  regression values, shaped like `execute`'s per program).
+  """
+
+  @functools.cached_property
+  def _jit_init(self):
+    return jax.jit(self._init)
+
+  @functools.cached_property
+  def _jit_apply(self):
+    return jax.jit(self._apply)
+
+  def _init(self, key, probe_u):
+    return {"net": self.net.init(key, probe_u[:1], example_inputs(self.spec))["params"]}
+
+  def apply(self, params, u_BxF: jax.Array, x: jax.Array) -> jax.Array:
+    """Outputs for inputs x [B, n, ...] of B intents u float32[B, F]."""
+    return self._jit_apply(params, self._check_u(u_BxF), x)
+
+  def _apply(self, params, u_BxF, x):
+    return self.net.apply({"params": params["net"]}, u_BxF, x)
+
+
+# Either kind; `isinstance(model, Hypernetwork)` tells them apart.
+MetaModel = Union[Hypernetwork, DirectModel]
 
 
 def example_inputs(spec: specs_lib.Spec, n: int = 1) -> jax.Array:
@@ -219,9 +232,8 @@ def layer_norm(x):
   commutes with any permutation of elements). float32[..., D] -> same.
 
   The hand-written VJP, dx = r (g - mean(g) - y mean(g y)) with r the inverse
-  standard deviation, keeps only y and r: autodiff's version of the same
-  function took 2.3x as long on [46592, 64] (8.3 ms vs 3.7 ms on this CPU),
-  and Meta-GNN applies it to every edge state of every round.
+  standard deviation, keeps only y and r, where autodiff's version keeps and
+  recomputes more; Meta-GNN applies it to every edge state of every round.
 
   The feature means are products with a constant [D, 1] column of 1/D, not
   reductions: XLA:CPU fused the reductions into the preceding layer's YNNPACK

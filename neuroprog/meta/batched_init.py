@@ -1,9 +1,9 @@
 """Normal initialisers whose draws are batched into a few kernels.
 
 Why: XLA:CPU compiles one threefry kernel per `jax.random.normal` call, and
-Meta-GNN's default `net.init` makes 28 draws: compiling it took 5.5 s
-(SUMFIRST) and 6.8 s (ADDMOD) on a 2-core CPU, 2.4 s and 3.3 s batched
-(`benchmarks/bench_init.py`; BUILD_NOTES.md, "Meta-learners"). Inside
+Meta-GNN's default `net.init` makes dozens of draws, so compiling init was
+dominated by those kernels (`benchmarks/bench_init.py` times both ways;
+BUILD_NOTES.md, "Meta-learners"). Inside
 `batched(...)`, a `normal(std)` initialiser records its key and shape and
 returns a placeholder; afterwards the recorded draws come from a few vmapped
 calls (one per group of sizes whose padding to the group's largest stays

@@ -76,10 +76,12 @@ class DirectTransformer(nn.Module):
     return out(h[:, :, 1:]) if self.per_cell else out(h[:, :, -1])
 
 
-def build(spec, intent_dim, config):
+def build(spec, intent_dim, config) -> nn.Module:
+  """The direct model's flax module for `spec` (intent_dim is read at init)."""
+  del intent_dim
   if isinstance(spec, specs_lib.MLPSpec):
     return DirectMLP(hidden=int(config.hidden), depth=int(config.depth),
-                     d_out=spec.d_out), None
+                     d_out=spec.d_out)
   if config.d_model % config.n_heads:
     raise ValueError(f"direct: d_model={config.d_model} is not divisible by "
                      f"n_heads={config.n_heads}.")
@@ -87,9 +89,9 @@ def build(spec, intent_dim, config):
     return DirectTransformer(
         vocab_size=spec.vocab_size, max_len=spec.seq_len, d_model=int(config.d_model),
         n_heads=int(config.n_heads), n_layers=int(config.n_layers),
-        mlp_ratio=int(config.mlp_ratio), n_out=spec.n_classes, per_cell=False), None
+        mlp_ratio=int(config.mlp_ratio), n_out=spec.n_classes, per_cell=False)
   return DirectTransformer(
       vocab_size=spec.vocab_size, max_len=spec.max_len, d_model=int(config.d_model),
       n_heads=int(config.n_heads), n_layers=int(config.n_layers),
       mlp_ratio=int(config.mlp_ratio), n_out=spec.vocab_size, per_cell=True,
-      pad_id=spec.pad_id), None
+      pad_id=spec.pad_id)

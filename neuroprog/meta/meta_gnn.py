@@ -5,9 +5,8 @@ For B intents at once, on the neural graph (N nodes, E edges) of the target:
 1. Group-tied encoders: h0_n = enc_node^{g(n)}([u || pe_n]),
    e0 = enc_edge^{g(e)}([u || pe_e]). Positional encodings enter here only.
    pe_e is [pe_sender || pe_receiver], plus `pe_random` fixed random features
-   (default 0; the ADDMOD and 1D-ARC configs use 10, see `_edge_pe`).
-   `pe_features` picks the encoding families (default "sincos+ramp"; the
-   SUMFIRST config uses "ramp", see `build`).
+   (default 0, see `_edge_pe`). `pe_features` picks the encoding families
+   (default "sincos+ramp", see `build`).
 2. k rounds of message passing along both edge directions:
      e   <- LN(e + msg^{g(e)}_r([e, h_sender, h_receiver]))
      h_n <- LN(h_n + upd^{g(n)}_r([h_n, agg_{e into n} e, agg_{e out of n} e]))
@@ -20,8 +19,8 @@ Two groupings of the neural graph serve two purposes. `grouping` (default
 first layer and the decoders' last layer. `message_grouping` (default "role",
 a coarser grouping whose groups are unions of orbits) ties the message and
 update MLPs and the encoders'/decoders' hidden layers. With orbit tying
-everywhere, ADDMOD's 210 edge orbits would give 24.6M parameters at d = 64
-(measured); role-tied computation keeps the model capacity-matchable while
+everywhere, the parameter count grows with the number of orbits (ADDMOD's
+210 edge orbits: 24.6M parameters at d = 64); role-tied computation keeps the model capacity-matchable while
 every tie still respects the symmetry (roles are preserved by automorphisms).
 Set message_grouping="orbit" for full orbit tying.
 
@@ -147,12 +146,12 @@ def _edge_pe(ng, n_random, edge_cols):
   Why random features: the encoders' first layer is linear in the edge PE and
   message passing adds sender and receiver states, so with the sin/cos codes
   alone an edge's state is mostly f(sender) + g(receiver), and so is the
-  weight decoded from it. Measured at init on the 1D-ARC Transformer (seed
-  0): 62-92% of the variance of each generated matrix was row and column
-  offsets, per-neuron constants that a pre-LN layer norm largely removes, and
-  the rest had effective rank 3-7 (Meta-MLP: 86-96%, rank 8-20, like a
-  standard init). Per-edge random features give every weight its own initial
-  value, as a standard initialisation does (BUILD_NOTES.md, "1D-ARC run").
+  weight decoded from it: each generated matrix starts as mostly row and
+  column offsets, per-neuron constants that a pre-LN layer norm largely
+  removes, with a low-rank rest. Per-edge random features give every weight
+  its own initial value, as a standard initialisation does
+  (`experiments.init_structure` measures the split; BUILD_NOTES.md,
+  "Meta-learners").
   """
   codes = ng.edge_pe[:, edge_cols]
   if not n_random:
@@ -168,20 +167,17 @@ def build(spec, intent_dim, config, graph=None):
   config.pe_random appends that many fixed random features to each edge's
   positional encoding (`_edge_pe`).
   config.pe_features selects the encoding families (`graphs.pe_columns`):
-  "sincos+ramp" (default) or "ramp" alone, which SUMFIRST's config uses.
-  Why: on SUMFIRST the program gates input i by i < n. With the sin/cos codes
-  every input index has features of its own, and the model fits the gates
-  of the training n index by index; with only the ramp (i / 10 for input i)
-  the intent and the index reach the first layer as two numbers, and
-  comparing them is the simple fit, which holds at unseen n. Measured with
-  n = 6 held out for validation (20 seeds): validation accuracy 1.000 on
-  every seed with "ramp", mean 0.461 with both families at intent_scale 5
-  (BUILD_NOTES.md, "SUMFIRST results").
+  "sincos+ramp" (default) or "ramp" alone.
+  Why "ramp": when a program gates input i by a comparison with the intent
+  (SUMFIRST: i < n), the sin/cos codes give every input index features of
+  its own, and the model can fit the gates of the training intents index by
+  index; with only the ramp (i / 10 for input i) the intent and the index
+  reach the first layer as two numbers, and comparing them is the simple
+  fit, which holds at unseen intents.
   The encoders' first layer is initialised for unit-scale inputs, so with a
   small feature (SUMFIRST's n / 10) and all PE families, the codes dominate
   it and the initial θ hardly depends on the intent; intent_scale > 1 lets
-  the intent in (the SUMFIRST config used 5 before it dropped the sin/cos
-  codes). The output head is calibrated on the scaled intents; above 1, or
+  the intent in. The output head is calibrated on the scaled intents; above 1, or
   with the ramp alone, the initial θ can leave the 2x standard-init band for
   some intents (`experiments.init_structure` prints the range); the
   defaults keep it inside (tested).

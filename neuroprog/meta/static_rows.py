@@ -5,9 +5,8 @@ constants, known when the program is traced. `x[idx]` and
 `jax.ops.segment_sum(x, idx, n)` lower to a gather and a scatter-add, and each
 one's gradient is the other. XLA:CPU runs scatter-add as an element-by-element
 loop, and once the seeds of the main job are vmapped into the leading axis
-every update window is strided. Without them, Meta-GNN training steps ran 11%
-(SUMFIRST) and 21% (ADDMOD) faster in bench_meta, and a 10-seed SUMFIRST chunk
-2-3% faster (BUILD_NOTES.md, "bench_meta", "bench_seeds").
+every update window is strided (figures: BUILD_NOTES.md, "bench_meta",
+"bench_seeds").
 
 Here neither direction scatters. Most index arrays of a neural graph are
 structured: a dense layer's edges list their senders as a tile or a repeat of

@@ -5,8 +5,9 @@ encoder + multi-scale quantizer + decoder (stage 1); generator: AdaLN
 next-scale transformer (stage 2); model: the trained bundle and the jitted
 sampler; metrics: validity, uniqueness, novelty; train: both stages end to end.
 Conditional (import explicitly): data (NAS-Bench-201 tables), surrogate (the
-meta-learned accuracy predictor), search (guided generation and search),
-ablation (the SCC ablation).
+meta-learned accuracy predictor), search (the pieces of guided generation and
+search). The search and SCC-ablation experiments are in experiments/pipelines.
+PNAG depends on nothing of neuroprog but `neuroprog.run`.
 """
 
 from neuroprog.pnag import metrics, msq, spaces

@@ -126,8 +126,8 @@ def _cell_string(o) -> str:
 
 def _fast_parse(s: str):
   """The op tuple of a well-formed cell string, else None (then the space's
-  own parser runs and names the bad token). 20x faster than the general parser,
-  which keeps loading the 15,625-row table under a second."""
+  own parser runs and names the bad token). A fast path, so that loading the
+  15,625-row table stays interactive."""
   t = s.split("|")
   if len(t) != 10 or t[0] or t[9] or t[2] != "+" or t[5] != "+":
     return None

@@ -114,11 +114,10 @@ def draw_tokens(key: jax.Array, logits: jax.Array, temperature: float = 1.0,
   Works under `jit`; deterministic in `key`.
 
   Inverse-CDF sampling with one uniform per row (`jax.random.categorical`
-  draws K Gumbels per row, which made random bits most of the sampler's
-  time on CPU). The row sums (mean, CDF, count) are matmuls with constant
-  matrices: XLA:CPU lowers sums and cumulative sums along a short last axis
-  to reduce-windows, which took 30% of the op time of a width-16 NB201
-  sampler (BUILD_NOTES.md, "bench_pnag"). Logits of -inf (masked codes) get
+  draws K Gumbels per row, so random bits would dominate the sampler on CPU).
+  The row sums (mean, CDF, count) are matmuls with constant matrices: XLA:CPU
+  lowers sums and cumulative sums along a short last axis to slow
+  reduce-windows (BUILD_NOTES.md, "bench_pnag"). Logits of -inf (masked codes) get
   probability 0. Softmax is shift-invariant, so the rows
   are shifted by their mean, and only if some logit lies more than
   _MAX_EXPONENT above its row mean (where exp would overflow) is the batch
@@ -215,10 +214,10 @@ def _sampler_compiler_options() -> Optional[dict]:
 
   On CPU, XLA fuses matmuls with their element-wise neighbours into YNNPACK
   kernels, and for each such fusion it materialises every scalar constant
-  (the attention scale, GELU's coefficients) as a full-size array: a quarter
-  of the sampler's time at batch 4,096. Switching those fusions off for this
-  one program made it 1.4x faster (BUILD_NOTES.md, "bench_pnag"); other
-  programs keep XLA's defaults. Other backends ignore CPU options, so none
+  (the attention scale, GELU's coefficients) as a full-size array, which
+  costs the sampler more than the fusion saves; so those fusions are off for
+  this one program (BUILD_NOTES.md, "bench_pnag"), and other programs keep
+  XLA's defaults. Other backends ignore CPU options, so none
   are passed there.
   """
   if jax.default_backend() != "cpu":

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import time
 from typing import NamedTuple, Optional, Sequence
 
 import flax.linen as nn
@@ -33,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from neuroprog.train.loop import logger
+from neuroprog.run import loop as run_loop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,10 +189,15 @@ class Tasks(NamedTuple):
 
 
 def meta_train(tasks: Tasks, cfg: SurrogateConfig = SurrogateConfig(), *,
-               num_ops: int, log_every: int = 500, name: str = "surrogate") -> Surrogate:
+               num_ops: int, log_every: int = 500, checkpoint_every: Optional[int] = None,
+               manager=None, writer=None, name: str = "surrogate") -> Surrogate:
   """Meta-trains on episodes drawn from `tasks` (uniform over tasks; support
   and query uniform over architectures, disjoint). Deterministic in cfg.seed.
-  One jitted lax.scan per `log_every` steps."""
+
+  The loop is `run.loop.train_loop`: one jitted lax.scan per `log_every`
+  steps; with an orbax `manager` it checkpoints every `checkpoint_every`
+  steps (default: only at the end) and resumes from the newest checkpoint.
+  """
   acc = np.asarray(tasks.acc, np.float32)
   if acc.ndim != 2 or acc.shape[1] != len(tasks.ops):
     raise ValueError(f"tasks.acc must be [D, {len(tasks.ops)}]; got {acc.shape}.")
@@ -211,6 +215,7 @@ def meta_train(tasks: Tasks, cfg: SurrogateConfig = SurrogateConfig(), *,
                                              cfg.steps, 0.01 * cfg.learning_rate)
   opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(sched))
   state = (params, opt.init(params))
+  checkpoint_every = checkpoint_every or cfg.steps
 
   def one_episode(params, k):
     kd, kp = jax.random.split(k)
@@ -233,21 +238,10 @@ def meta_train(tasks: Tasks, cfg: SurrogateConfig = SurrogateConfig(), *,
     return (optax.apply_updates(params, up), opt_state), {"loss": loss, "mse": mse,
                                                           "rank": rank}
 
-  chunk = jax.jit(lambda st, start, n: jax.lax.scan(step, st, start + jnp.arange(n)),
-                  static_argnums=2)
-  done, t0 = 0, time.time()
-  while done < cfg.steps:
-    n = min(log_every, cfg.steps - done)
-    state, metrics = chunk(state, done, n)
-    done += n
-    loss = float(np.asarray(metrics["loss"])[-1])
-    if not np.isfinite(loss):
-      raise FloatingPointError(f"{name}: non-finite loss at step {done}.")
-    rate = done / (time.time() - t0)
-    logger.info("%s step %d/%d loss %.4f mse %.4f rank %.4f | %.1f steps/s | ETA %s", name,
-                done, cfg.steps, loss, float(np.asarray(metrics["mse"])[-1]),
-                float(np.asarray(metrics["rank"])[-1]), rate,
-                time.strftime("%H:%M:%S", time.gmtime((cfg.steps - done) / rate)))
+  result = run_loop.train_loop(name, state, run_loop.scan_chunks(step), total=cfg.steps,
+                               log_every=log_every, checkpoint_every=checkpoint_every,
+                               manager=manager, writer=writer)
+  state = result.state
   return Surrogate(cfg, state[0], num_ops)
 
 
@@ -282,13 +276,15 @@ def evaluate(sur: Surrogate, ops, adj, acc_val, acc_test, support_idx) -> RankMe
 
 
 def leave_one_out(table, target: str, cfg: SurrogateConfig, *,
-                  datasets: Optional[Sequence[str]] = None, log_every: int = 500) -> Surrogate:
+                  datasets: Optional[Sequence[str]] = None, log_every: int = 500,
+                  manager=None, writer=None) -> Surrogate:
   """A surrogate meta-trained on the validation accuracies of every dataset of
-  `table` except `target` (the leave-one-dataset-out protocol)."""
+  `table` except `target` (the leave-one-dataset-out protocol); `manager`,
+  `writer`: as in `meta_train`."""
   datasets = [d for d in (datasets or table.datasets) if d != target]
   if not datasets:
     raise ValueError(f"no training dataset left once {target!r} is held out.")
   ops, adj = table.encodings
   tasks = Tasks(ops, adj, np.stack([table.accuracy(d, "val") for d in datasets]))
   return meta_train(tasks, cfg, num_ops=table.space.num_ops, log_every=log_every,
-                    name=f"surrogate[-{target}]")
+                    manager=manager, writer=writer, name=f"surrogate[-{target}]")

@@ -43,10 +43,10 @@ from neuroprog.pnag import generator as gen_lib
 from neuroprog.pnag import metrics as metrics_lib
 from neuroprog.pnag import model as model_lib
 from neuroprog.pnag import spaces
-from neuroprog.train import checkpoint
-from neuroprog.train import loop as loop_lib
-from neuroprog.train.loop import logger
-from neuroprog.train.results import MetricWriter
+from neuroprog.run import checkpoint, config as config_lib, loop as run_loop
+from neuroprog.run import workdir as workdir_lib
+from neuroprog.run.logs import logger
+from neuroprog.run.metrics import MetricWriter
 
 DEFAULT_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (2, 5, 10, 20),
                   "darts": (2, 6, 11, 22)}
@@ -54,8 +54,11 @@ AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise")
 GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim")
-CONFIG_DEFAULTS = {
-    "space": None,
+# The keys that count training steps: `extend=True` lets them grow.
+STEP_KEYS = ("ae_steps", "gen_steps")
+# Every key of a PNAG config, with its default: the one place they live.
+SCHEMA = config_lib.ConfigSchema("PNAG", {
+    "space": config_lib.REQUIRED,
     "seed": 0,
     "train_fraction": 0.5,      # NB201: share of the 15,625 cells used for training
     "train_size": 20000,        # MBV3 / DARTS: uniform samples used for training
@@ -76,26 +79,20 @@ CONFIG_DEFAULTS = {
     "log_every": 100,
     "checkpoint_every": 500,
     "keep_checkpoints": 2,
-}
+}, positive_ints=("train_size", "heldout_size", "batch_size", "ae_steps", "gen_steps",
+                  "num_samples", "log_every", "checkpoint_every", "keep_checkpoints"),
+   sub_keys={"ae": AE_KEYS, "gen": GEN_KEYS})
+
+
+def default_config(**values) -> ml_collections.ConfigDict:
+  """A PNAG ConfigDict with every key: the defaults, then `values`."""
+  return SCHEMA.default_config(**values)
 
 
 def validate_config(config) -> None:
   """ValueError for unknown keys, a missing space and bad values."""
-  unknown = sorted(set(config.keys()) - set(CONFIG_DEFAULTS))
-  if unknown:
-    raise ValueError(f"Unknown config key(s) {unknown}; allowed: {sorted(CONFIG_DEFAULTS)}.")
-  if "space" not in config:
-    raise ValueError("Config is missing the required key 'space'.")
+  SCHEMA.validate(config)
   spaces.get(config.space)
-  for key, allowed in (("ae", AE_KEYS), ("gen", GEN_KEYS)):
-    bad = sorted(set(dict(_get(config, key))) - set(allowed))
-    if bad:
-      raise ValueError(f"Unknown config.{key} key(s) {bad}; allowed: {list(allowed)}.")
-  for k in ("train_size", "heldout_size", "batch_size", "ae_steps", "gen_steps",
-            "num_samples", "log_every", "checkpoint_every", "keep_checkpoints"):
-    v = _get(config, k)
-    if not isinstance(v, int) or v <= 0:
-      raise ValueError(f"config.{k} must be a positive int, got {v!r}.")
   if _get(config, "decode") not in model_lib.DECODES:
     raise ValueError(f"config.decode={_get(config, 'decode')!r}; allowed: "
                      f"{list(model_lib.DECODES)}.")
@@ -105,7 +102,7 @@ def validate_config(config) -> None:
 
 
 def _get(config, key):
-  return config.get(key, CONFIG_DEFAULTS[key])
+  return SCHEMA.get(config, key)
 
 
 def build(config):
@@ -145,61 +142,15 @@ def _optimizer(lr, steps):
 
 
 def _run_stage(name, workdir, config, state, step_fn, total, writer, stop_at_step):
-  """Resumable loop over step_fn(state, step) -> (state, metrics), `log_every`
-  steps per jitted lax.scan (one compiled program per chunk length)."""
-  chunks = {}
-
-  def chunk_fn(state, start, n):
-    if n not in chunks:
-      chunks[n] = jax.jit(lambda s, a: jax.lax.scan(step_fn, s, a + jnp.arange(n)))
-    return chunks[n](state, start)
-
-  log_every, ckpt_every = _get(config, "log_every"), _get(config, "checkpoint_every")
+  """(final state, training seconds of the whole run) of one stage, resumable
+  from workdir/checkpoints/<name> (`run.loop.train_loop`)."""
   mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", name),
                             _get(config, "keep_checkpoints"))
-  step, restored = checkpoint.restore_latest(mngr, checkpoint.abstract_like(state))
-  # Training seconds up to each saved step, so that a resumed run reports the
-  # time of the whole run, not only of the steps after the restart.
-  times_path = os.path.join(workdir, "checkpoints", f"{name}_seconds.json")
-  times = {}
-  if os.path.exists(times_path):
-    with open(times_path) as f:
-      times = json.load(f)
-  if restored is not None:
-    state = restored
-    logger.info("%s: resumed from step %d (%s)", name, step, mngr.directory)
-  step = step or 0
-  train_time = float(times.get(str(step), 0.0))
-  while step < total:
-    n = min(log_every, total - step, ckpt_every - step % ckpt_every)
-    t0 = time.time()
-    new_state, m = chunk_fn(state, step, n)
-    loss = np.asarray(m["loss"])
-    if not np.all(np.isfinite(loss)):
-      i = int(np.argmax(~np.isfinite(loss)))
-      raise FloatingPointError(f"PNAG {name}: non-finite loss {loss[i]} at step "
-                               f"{step + i + 1}; the last good checkpoint is kept in "
-                               f"{mngr.directory}.")
-    state, step = new_state, step + n
-    dt = time.time() - t0
-    train_time += dt
-    rate = n / dt
-    scalars = {k: float(np.asarray(v)[-1]) for k, v in m.items()}
-    scalars["steps_per_s"] = rate
-    logger.info("%s step %d/%d loss %.4f %s | %.1f steps/s | ETA %s", name, step, total,
-                scalars["loss"], " ".join(f"{k} {v:.4f}" for k, v in scalars.items()
-                                          if k not in ("loss", "steps_per_s")),
-                rate, time.strftime("%H:%M:%S", time.gmtime((total - step) / rate)))
-    writer.write(name, step, scalars)
-    if step % ckpt_every == 0 or step == total:
-      checkpoint.save(mngr, step, state)
-      times[str(step)] = train_time
-      with open(times_path, "w") as f:
-        json.dump(times, f)
-    if stop_at_step is not None and step >= stop_at_step:
-      from neuroprog.train.loop import Interrupted  # pylint: disable=g-import-not-at-top
-      raise Interrupted(f"PNAG {name}: stopped at step {step} (stop_at_step).")
-  return state, train_time
+  result = run_loop.train_loop(
+      name, state, run_loop.scan_chunks(step_fn), total=total,
+      log_every=_get(config, "log_every"), checkpoint_every=_get(config, "checkpoint_every"),
+      manager=mngr, writer=writer, stop_at_step=stop_at_step)
+  return result.state, result.train_seconds
 
 
 def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=None):
@@ -282,34 +233,24 @@ def _num_params(tree) -> int:
   return int(sum(np.size(x) for x in jax.tree_util.tree_leaves(tree)))
 
 
-def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, Any]:
+def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
+                       extend: bool = False) -> dict[str, Any]:
   """Trains both stages (resuming), samples, and writes the results (module doc).
 
-  stop_at_step: raise `Interrupted` once stage 1, then stage 2, reaches this
-  step (tests of resumption; a rerun continues).
+  stop_at_step: raise `run.loop.Interrupted` once stage 1, then stage 2,
+  reaches this step (tests of resumption; a rerun continues).
+  extend: continue the workdir's run with larger `ae_steps` / `gen_steps`
+  (any other changed key is refused, `run.workdir.prepare`).
   """
   validate_config(config)
   space, ae_cfg, gen_cfg = build(config)
-  os.makedirs(workdir, exist_ok=True)
-  cfg_path = os.path.join(workdir, "config.json")
-  text = loop_lib._config_json(config)
-  if os.path.exists(cfg_path):
-    old, new = json.load(open(cfg_path)), json.loads(text)
-    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)
-                     and k not in ("num_samples", "sample_seed", "temperature", "top_k",
-                                   "decode", "ae_steps", "gen_steps"))
-    if changed:
-      raise ValueError(f"{workdir} holds a PNAG run with a different config (keys "
-                       f"{changed}); use a fresh workdir.")
-  with open(cfg_path, "w") as f:
-    f.write(text)
+  workdir_lib.prepare(workdir, config, step_keys=STEP_KEYS, extend=extend)
   train, held = split(config, space)
   ops_T, adj_T = space.encode_batch(train)
   ops_H, adj_H = space.encode_batch(held)
   logger.info("PNAG %s: %d training and %d held-out architectures, scales %s",
               space.name, len(train), len(held), ae_cfg.scales)
-  writer = MetricWriter(workdir)
-  try:
+  with MetricWriter(workdir) as writer:
     ae_state, t1 = train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer,
                                 stop_at_step)
     ae = model_lib.autoencoder_for(ae_cfg)
@@ -319,8 +260,6 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, 
                 "(constrained)", recon["argmax"], recon["valid"])
     gen_params, t2 = train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T,
                                   workdir, writer, stop_at_step)
-  finally:
-    writer.close()
   model = model_lib.PNAG(space, ae_cfg, gen_cfg, ae_state.params, codebook, gen_params)
   out = evaluate_samples(model, config, train)
   decode = _get(config, "decode")

@@ -8,13 +8,31 @@ from __future__ import annotations
 
 import inspect
 
-from neuroprog.tasks import arc1d
+from neuroprog import specs as specs_lib
+from neuroprog.tasks import addmod, arc1d, sumfirst
 from neuroprog.tasks.addmod import AddMod
+from neuroprog.tasks.arc1d import task as _arc1d_task
 from neuroprog.tasks.base import Task
 from neuroprog.tasks.sumfirst import SumFirst
 
 _TASKS = {"sumfirst": SumFirst, "addmod": AddMod, "arc1d": arc1d.Arc1D}
 NAMES = tuple(_TASKS)
+# Trainable-parameter budget of each task's paper table (all four models
+# matched to within 10%, `train.loop.matched_model_configs`).
+PARAM_BUDGETS = {"sumfirst": sumfirst.PARAM_BUDGET, "addmod": addmod.PARAM_BUDGET,
+                 "arc1d": _arc1d_task.PARAM_BUDGET}
+
+
+def _check_name(name: str) -> None:
+  if name not in _TASKS:
+    raise ValueError(f"Unknown task {name!r}; allowed: {list(NAMES)}.")
+
+
+def default_spec(name: str) -> specs_lib.Spec:
+  """The paper-sized target architecture of task `name` (see each task's
+  `default_spec`)."""
+  _check_name(name)
+  return _TASKS[name].default_spec()
 
 
 def get(name: str, **overrides) -> Task:
@@ -25,8 +43,7 @@ def get(name: str, **overrides) -> Task:
   others), spec (a target spec).
   Unknown names or override keys raise ValueError.
   """
-  if name not in _TASKS:
-    raise ValueError(f"Unknown task {name!r}; allowed: {list(NAMES)}.")
+  _check_name(name)
   cls = _TASKS[name]
   allowed = [p for p in inspect.signature(Task.__init__).parameters if p != "self"]
   unknown = sorted(set(overrides) - set(allowed))

@@ -1,6 +1,6 @@
 """ADDMOD-p: y = (a + b) mod p for 0 <= a, b < p, p every prime below 100.
 
-Target: the 1-layer Transformer of `default_spec("addmod")`. Input tokens
+Target: the 1-layer Transformer of `default_spec()`. Input tokens
 [a, b, EQ] (EQ = 97 marks the answer position), output logits over the
 shared 97-value vocabulary 0..96. Loss: cross entropy over all 97 classes.
 Exact match: the argmax restricted to 0..p-1 equals y.
@@ -17,6 +17,27 @@ from neuroprog import specs as specs_lib
 from neuroprog.tasks import base
 
 PRIMES = base.primes_below(100)
+# Token ids: values 0..96 (every residue of every prime below 100) and one
+# "=" token that marks the answer position.
+MAX_VALUE = 96
+N_VALUES = MAX_VALUE + 1
+EQ_TOKEN = MAX_VALUE + 1
+# Trainable parameters each meta-learner of the paper's table is matched to.
+PARAM_BUDGET = 400_000
+
+
+def default_spec() -> specs_lib.TransformerSpec:
+  """The paper-sized target: a 1-layer pre-LN Transformer, vocab 98 (0..96 and
+  "="), context 3 ("a b ="), d_model 16, 4 heads of 4, d_mlp 48, 97 classes:
+  6,049 parameters (paper: 6,048)."""
+  return specs_lib.TransformerSpec(vocab_size=N_VALUES + 1, seq_len=3, d_model=16,
+                                   n_heads=4, d_mlp=48, n_classes=N_VALUES, n_layers=1,
+                                   ln="pre", activation="relu")
+
+
+def encode(a, b):
+  """Input tokens int32[..., 3] = [a, b, EQ] of operand arrays a, b."""
+  return jnp.stack([a, b, jnp.full_like(a, EQ_TOKEN)], -1)
 
 
 class AddMod(base.Task):
@@ -31,6 +52,7 @@ class AddMod(base.Task):
   feature_dim = 2
   param_dim = 1
   default_ood = (23, 47, 61, 83, 89)
+  default_spec = staticmethod(default_spec)
 
   def all_intents(self):
     return PRIMES
@@ -62,8 +84,15 @@ class AddMod(base.Task):
     p = p_B[:, None]
     a = jnp.floor(jax.random.uniform(ka, shape) * p).astype(jnp.int32)
     b = jnp.floor(jax.random.uniform(kb, shape) * p).astype(jnp.int32)
-    eq = jnp.full(shape, specs_lib.ADDMOD_EQ_TOKEN, jnp.int32)
-    return jnp.stack([a, b, eq], -1), (a + b) % p
+    return encode(a, b), (a + b) % p
+
+  def all_pairs(self, p):
+    """Every (a, b) of ADDMOD-p in a fixed-size batch, so that one compiled
+    program serves every prime: (x int32[M, 3], y int32[M], valid bool[M]),
+    M = 97^2, rows with a or b >= p marked invalid. Jittable in p."""
+    a, b = (jnp.asarray(v.ravel()) for v in np.meshgrid(
+        np.arange(N_VALUES), np.arange(N_VALUES), indexing="ij"))
+    return encode(a, b), (a + b) % p, (a < p) & (b < p)
 
   def reference(self, intent, x):
     p = self.check_intent(intent)

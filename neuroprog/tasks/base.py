@@ -26,7 +26,7 @@ class Task:
 
   Attributes:
     name: "sumfirst" | "addmod" | "arc1d".
-    spec: the default target spec of the task.
+    spec: the target spec (default: `default_spec()`, the paper's).
     intents: every valid intent, in a fixed order.
     train_intents, ood_intents: disjoint subsets of `intents`.
     val_intents: held out of training and disjoint from the OOD intents;
@@ -39,11 +39,16 @@ class Task:
   param_dim: int = 1
   default_ood: tuple = ()
 
+  @staticmethod
+  def default_spec() -> specs_lib.Spec:
+    """The paper-sized target architecture of the task."""
+    raise NotImplementedError
+
   def __init__(self, *, train_intents: Sequence[Intent] | None = None,
                ood_intents: Sequence[Intent] | None = None,
                val_intents: Sequence[Intent] = (),
                spec: specs_lib.Spec | None = None):
-    self.spec = spec if spec is not None else specs_lib.default_spec(self.name)
+    self.spec = spec if spec is not None else self.default_spec()
     self.intents = tuple(self.all_intents())
     ood = self._checked_list(
         "ood_intents", self.default_ood if ood_intents is None else ood_intents)

@@ -15,12 +15,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from neuroprog import specs as specs_lib
 from neuroprog.tasks import base
 
 N_INPUTS = 10
 MAX_DIGIT = 9
+# Trainable parameters each meta-learner of the paper's table is matched to.
+PARAM_BUDGET = 50_000
 _CENTRE = MAX_DIGIT / 2
 _Y_CENTRE = _CENTRE * N_INPUTS / 2
+
+
+def default_spec() -> specs_lib.MLPSpec:
+  """The paper's target: MLPSpec((10, 16, 1), relu), 193 parameters."""
+  return specs_lib.MLPSpec(widths=(N_INPUTS, 16, 1), activation="relu")
 
 
 class SumFirst(base.Task):
@@ -33,6 +41,7 @@ class SumFirst(base.Task):
   feature_dim = 1
   param_dim = 1
   default_ood = (4, 8)
+  default_spec = staticmethod(default_spec)
 
   def all_intents(self):
     return tuple(range(1, N_INPUTS + 1))

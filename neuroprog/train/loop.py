@@ -11,13 +11,8 @@ draws exactly the batches an uninterrupted one would.
 
 from __future__ import annotations
 
-import json
 import os
-import time
-from typing import Any
-
-import logging
-import sys
+from typing import Any, Optional
 
 import jax
 import jax.numpy as jnp
@@ -26,22 +21,21 @@ import numpy as np
 import optax
 
 from neuroprog import meta, tasks
-from neuroprog.train import checkpoint, parallel, results as results_lib, step as step_lib
+from neuroprog.run import checkpoint, config as config_lib, loop as run_loop, parallel
+from neuroprog.run import workdir as workdir_lib
+from neuroprog.run.logs import logger
+from neuroprog.run.metrics import MetricWriter
+from neuroprog.train import results as results_lib, step as step_lib
 
-logger = logging.getLogger("neuroprog")
-if not logger.handlers:
-  _handler = logging.StreamHandler(sys.stderr)
-  _handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
-  logger.addHandler(_handler)
-  logger.setLevel(logging.INFO)
-  logger.propagate = False
+Interrupted = run_loop.Interrupted
 
-# Every key a config may have, with its default (None: required).
-CONFIG_DEFAULTS = {
-    "task": None,
+# Every key of a meta-training config, with its default: the one place they
+# live (experiments/configs/*.py start from `default_config()`).
+SCHEMA = config_lib.ConfigSchema("meta-training", {
+    "task": config_lib.REQUIRED,
     "models": ("direct", "meta_mlp", "meta_gmlp", "meta_gnn"),
-    "model_configs": {},
-    "learning_rates": {},
+    "model_configs": {},       # {model: options}; unset options: the model's DEFAULTS
+    "learning_rates": {},      # {model: rate}; unset models: learning_rate
     "learning_rate": 1e-3,
     "grad_clip": 1.0,
     "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
@@ -59,33 +53,26 @@ CONFIG_DEFAULTS = {
     "log_every": 100,
     "checkpoint_every": 500,
     "keep_checkpoints": 3,
-}
+}, positive_ints=("seeds", "steps", "intents_per_step", "examples_per_intent",
+                  "eval_examples", "log_every", "checkpoint_every", "keep_checkpoints"))
+
+
+def default_config(**values) -> ml_collections.ConfigDict:
+  """A meta-training ConfigDict with every key: the defaults, then `values`."""
+  return SCHEMA.default_config(**values)
 
 
 def validate_config(config) -> None:
-  """Raises ValueError for unknown or missing keys and bad values."""
-  keys = set(config.keys())
-  unknown = sorted(keys - set(CONFIG_DEFAULTS))
-  if unknown:
-    raise ValueError(f"Unknown config key(s) {unknown}; allowed: "
-                     f"{sorted(CONFIG_DEFAULTS)}.")
-  missing = sorted(k for k, v in CONFIG_DEFAULTS.items() if v is None
-                   and k not in ("ood_intents", "train_intents") and k not in keys)
-  if missing:
-    raise ValueError(f"Config is missing required key(s) {missing}.")
-  for k in ("seeds", "steps", "intents_per_step", "examples_per_intent",
-            "eval_examples", "log_every", "checkpoint_every", "keep_checkpoints"):
-    v = config.get(k, CONFIG_DEFAULTS[k])
-    if not isinstance(v, int) or v <= 0:
-      raise ValueError(f"config.{k} must be a positive int, got {v!r}.")
-  for name in config.get("models", CONFIG_DEFAULTS["models"]):
+  """ValueError for unknown or missing keys and bad values, before any work."""
+  SCHEMA.validate(config)
+  for name in _get(config, "models"):
     if name not in meta.NAMES:
       raise ValueError(f"config.models has unknown model {name!r}; allowed: "
                        f"{list(meta.NAMES)}.")
 
 
 def _get(config, key):
-  return config.get(key, CONFIG_DEFAULTS[key]) if hasattr(config, "get") else getattr(config, key)
+  return SCHEMA.get(config, key)
 
 
 def build_task(config) -> tasks.Task:
@@ -104,6 +91,15 @@ def create_model(config, task, name) -> meta.MetaModel:
   cfg = dict(_get(config, "model_configs").get(name, {}) or {})
   cfg.pop("num_params", None)
   return meta.create(name, task.spec, task.feature_dim, cfg)
+
+
+def matched_model_configs(task_name: str, names=meta.NAMES, *,
+                          budget: Optional[int] = None) -> dict[str, dict]:
+  """Configs of `names` for the task's default target, each within 10% of the
+  task's parameter budget (`tasks.PARAM_BUDGETS`; `meta.match_capacity`)."""
+  task = tasks.get(task_name)
+  return meta.match_capacity(names, task.spec, budget or tasks.PARAM_BUDGETS[task_name],
+                             intent_dim=task.feature_dim)
 
 
 def create_optimizer(config, name) -> optax.GradientTransformation:
@@ -131,8 +127,9 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
   return optax.chain(optax.clip_by_global_norm(clip), adam) if clip else adam
 
 
-class _Trainer:
-  """Everything compiled for one (model, config): init, chunk, evaluate."""
+class Trainer:
+  """Everything compiled for one (model, config): init, chunks, evaluation,
+  and the checkpoints of the model's seeds in a workdir."""
 
   def __init__(self, config, task, name):
     self.config, self.task, self.name = config, task, name
@@ -145,28 +142,42 @@ class _Trainer:
     step = step_lib.make_train_step(
         self.model, task, self.opt, intents_per_step=_get(config, "intents_per_step"),
         examples_per_intent=_get(config, "examples_per_intent"))
-    self._step_S = jax.vmap(step)
+    step_S = jax.vmap(step)
+
+    def seeds_step(state_S, i):
+      # Each seed's randomness at step i is fold_in(key(seed), i): a resumed
+      # run draws the batches an uninterrupted one would.
+      return step_S(state_S, jax.vmap(lambda k: jax.random.fold_in(k, i))(self.seed_keys))
+
+    self.chunk = run_loop.scan_chunks(seeds_step)
     self._init = jax.jit(jax.vmap(
         lambda k: step_lib.init_state(self.model, task, self.opt, k)),
         out_shardings=parallel.seed_sharding(self.mesh))
-    self._chunks = {}
 
-  def init(self):
+  def init(self) -> step_lib.TrainState:
+    """The initial TrainState of every seed (leading axis S)."""
     return self._init(self.seed_keys)
 
-  def chunk(self, n):
-    """(state_S, start) -> (state_S, metrics [n, S]) for n steps."""
-    if n not in self._chunks:
-      def run(state, keys, start):
-        def body(st, i):
-          ks = jax.vmap(lambda k: jax.random.fold_in(k, start + i))(keys)
-          return self._step_S(st, ks)
-        return jax.lax.scan(body, state, jnp.arange(n))
-      self._chunks[n] = jax.jit(run)
-    return lambda state, start: self._chunks[n](state, self.seed_keys, start)
+  def checkpoints(self, workdir: str):
+    """The orbax manager of this model's checkpoints in `workdir`."""
+    return checkpoint.manager(os.path.join(workdir, "checkpoints", self.name),
+                              _get(self.config, "keep_checkpoints"))
+
+  def restore(self, workdir: str) -> tuple[int, step_lib.TrainState]:
+    """(step, state_S) of the newest readable checkpoint in `workdir`.
+
+    ValueError if the model has no checkpoint there; RuntimeError (naming the
+    directory) if none can be read.
+    """
+    mngr = self.checkpoints(workdir)
+    step, state = checkpoint.restore_latest(mngr, jax.eval_shape(self.init))
+    if state is None:
+      raise ValueError(f"{workdir}: no checkpoint for model {self.name!r} in "
+                       f"{mngr.directory}.")
+    return step, state
 
   def evaluate(self, params_S, intents, key):
-    """Exact match float[S, len(intents)] on n fresh examples per intent."""
+    """Exact match float[S, len(intents)] on `eval_examples` fresh examples per intent."""
     if not intents:
       return np.zeros((len(self.seeds), 0))
     task, model = self.task, self.model
@@ -182,71 +193,34 @@ class _Trainer:
     return np.asarray(per_seed(params_S))
 
 
-class Interrupted(RuntimeError):
-  """Raised by `stop_at_step`: simulates a kill (preemption drills, tests)."""
-
-
 def train_model(config, task, name, workdir, writer, stop_at_step=None) -> dict[str, Any]:
   """Trains all seeds of one model (resuming if possible) and evaluates.
 
   stop_at_step: raise `Interrupted` once this step is reached (after any
   checkpoint due at it), as a kill would; a rerun resumes.
   """
-  tr = _Trainer(config, task, name)
+  tr = Trainer(config, task, name)
   total = _get(config, "steps")
-  log_every, ckpt_every = _get(config, "log_every"), _get(config, "checkpoint_every")
-  mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", name),
-                            _get(config, "keep_checkpoints"))
-  state = tr.init()
-  step, restored = checkpoint.restore_latest(mngr, checkpoint.abstract_like(state))
-  if restored is not None:
-    state = restored
-    logger.info("%s: resumed from step %d (%s)", name, step, mngr.directory)
-  step = step or 0
   n_params = tr.model.num_params()
   logger.info("%s: %d trainable parameters, %d seeds on %d device(s), %d steps",
-               name, n_params, len(tr.seeds), tr.mesh.size, total)
-  t_start, steps_done, train_time = time.time(), 0, 0.0
-  while step < total:
-    n = min(log_every, total - step, ckpt_every - step % ckpt_every)
-    t0 = time.time()
-    new_state, metrics = tr.chunk(n)(state, step)
-    loss = np.asarray(metrics["loss"])                      # [n, S]
-    if not np.all(np.isfinite(loss)):
-      i, s = map(int, np.argwhere(~np.isfinite(loss))[0])
-      raise FloatingPointError(
-          f"{name}: non-finite loss {loss[i, s]} at seed {tr.seeds[s]}, step "
-          f"{step + i + 1}; the last good checkpoint is kept in {mngr.directory}.")
-    state, step = new_state, step + n
-    dt = time.time() - t0
-    train_time += dt
-    steps_done += n
-    rate = n / dt
-    eta = (total - step) / rate
-    acc = np.asarray(metrics["accuracy"])
-    logger.info("%s step %d/%d loss %.4f acc %.3f | %.1f steps/s | ETA %s",
-                 name, step, total, loss[-1].mean(), acc[-1].mean(), rate,
-                 time.strftime("%H:%M:%S", time.gmtime(eta)))
-    writer.write(name, step, {"loss": float(loss[-1].mean()),
-                              "accuracy": float(acc[-1].mean()),
-                              "steps_per_s": rate},
-                 per_seed={"loss": loss[-1].tolist()})
-    if step % ckpt_every == 0 or step == total:
-      checkpoint.save(mngr, step, state)
-    if stop_at_step is not None and step >= stop_at_step:
-      raise Interrupted(f"{name}: stopped at step {step} (stop_at_step).")
+              name, n_params, len(tr.seeds), tr.mesh.size, total)
+  result = run_loop.train_loop(
+      name, tr.init(), tr.chunk, total=total, log_every=_get(config, "log_every"),
+      checkpoint_every=_get(config, "checkpoint_every"), manager=tr.checkpoints(workdir),
+      writer=writer, stop_at_step=stop_at_step, seed_labels=tr.seeds)
+  params = result.state.params
   key = jax.random.key(_get(config, "eval_seed"))
   k_id, k_val, k_ood = jax.random.split(key, 3)
-  acc_id = tr.evaluate(state.params, task.train_intents, k_id)
-  acc_val = tr.evaluate(state.params, task.val_intents, k_val)
-  acc_ood = tr.evaluate(state.params, task.ood_intents, k_ood)
+  acc_id = tr.evaluate(params, task.train_intents, k_id)
+  acc_val = tr.evaluate(params, task.val_intents, k_val)
+  acc_ood = tr.evaluate(params, task.ood_intents, k_ood)
   fmt = task.format_intent
   return {
       "num_params": n_params,
       "config": dict(tr.model.config),
       "seeds": tr.seeds,
       "steps": total,
-      "train_time_s": round(train_time, 2),
+      "train_time_s": round(result.train_seconds, 2),
       "devices": tr.mesh.size,
       "id": {fmt(i): acc_id[:, j].tolist() for j, i in enumerate(task.train_intents)},
       "val": {fmt(i): acc_val[:, j].tolist() for j, i in enumerate(task.val_intents)},
@@ -257,14 +231,18 @@ def train_model(config, task, name, workdir, writer, stop_at_step=None) -> dict[
   }
 
 
-def _config_json(config) -> str:
-  if isinstance(config, ml_collections.ConfigDict):
-    return config.to_json_best_effort(indent=2, sort_keys=True)
-  return json.dumps(config, indent=2, sort_keys=True, default=str)
-
-
-def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, Any]:
+def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
+                       extend: bool = False) -> dict[str, Any]:
   """Trains every model of the config for all seeds and writes the results.
+
+  Args:
+    config: a meta-training config (`SCHEMA`).
+    workdir: where everything goes; a rerun on the same workdir resumes, and a
+      workdir of a different config is refused (`run.workdir.prepare`).
+    stop_at_step: raise `Interrupted` at this step (resumption tests).
+    extend: continue a finished or running workdir for more `steps` (the
+      cosine schedule then follows the new length from the resumed step;
+      results.json lists the extension under "extended").
 
   Writes to workdir: config.json, checkpoints/<model>/, metrics.jsonl,
   tensorboard/<model>/, results.json, results.md, ood_by_intent.png.
@@ -272,31 +250,18 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None) -> dict[str, 
   """
   validate_config(config)
   task = build_task(config)
-  os.makedirs(workdir, exist_ok=True)
-  cfg_path = os.path.join(workdir, "config.json")
-  text = _config_json(config)
-  if os.path.exists(cfg_path):
-    with open(cfg_path) as f:
-      old = json.load(f)
-    new = json.loads(text)
-    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)
-                     and k not in ("steps",))
-    if changed:
-      raise ValueError(f"{workdir} holds a run with a different config (keys "
-                       f"{changed}); use a fresh workdir.")
-  with open(cfg_path, "w") as f:
-    f.write(text)
-  writer = results_lib.MetricWriter(workdir)
-  out = {"task": config.task, "models": {}}
-  try:
+  workdir_lib.prepare(workdir, config, extend=extend)
+  out = {"task": _get(config, "task"), "models": {}}
+  with MetricWriter(workdir) as writer:
     for name in _get(config, "models"):
       out["models"][name] = train_model(config, task, name, workdir, writer,
                                         stop_at_step=stop_at_step)
-  finally:
-    writer.close()
   out["intents"] = {
       "train": [task.format_intent(i) for i in task.train_intents],
       "val": [task.format_intent(i) for i in task.val_intents],
       "ood": [task.format_intent(i) for i in task.ood_intents]}
+  extended = workdir_lib.extensions(workdir)
+  if extended:
+    out["extended"] = extended
   results_lib.write_all(workdir, task, out)
   return out

@@ -1,4 +1,4 @@
-"""Metric writing (JSON lines + TensorBoard) and the results table and figure."""
+"""The results table and figure of a meta-training run."""
 
 from __future__ import annotations
 
@@ -7,37 +7,6 @@ import os
 from typing import Any
 
 import numpy as np
-
-
-class MetricWriter:
-  """Appends metrics to workdir/metrics.jsonl and TensorBoard event files
-  (workdir/tensorboard/<model>/, via tensorboardX)."""
-
-  def __init__(self, workdir: str):
-    self.workdir = workdir
-    self._jsonl = open(os.path.join(workdir, "metrics.jsonl"), "a")
-    self._tb = {}
-
-  def _board(self, model):
-    if model not in self._tb:
-      from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
-      self._tb[model] = SummaryWriter(os.path.join(self.workdir, "tensorboard", model))
-    return self._tb[model]
-
-  def write(self, model: str, step: int, scalars: dict[str, float], per_seed=None):
-    record = {"model": model, "step": int(step), **scalars}
-    if per_seed:
-      record.update({f"{k}_per_seed": v for k, v in per_seed.items()})
-    self._jsonl.write(json.dumps(record) + "\n")
-    self._jsonl.flush()
-    board = self._board(model)
-    for k, v in scalars.items():
-      board.add_scalar(k, v, step)
-
-  def close(self):
-    self._jsonl.close()
-    for b in self._tb.values():
-      b.close()
 
 
 def _ms(values) -> str:

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from neuroprog import meta
 from neuroprog.programs import executor as execute_lib
 
 
@@ -23,9 +24,13 @@ class TrainState(NamedTuple):
 
 
 def outputs_for(model, params, u_BxF, x):
-  """Target-network outputs for B intents: hypernetworks synthesize θ[B, T]
-  and run `execute` per program; the direct model maps (u, x) itself."""
-  if model.is_direct:
+  """Target-network outputs for B intents and inputs x [B, n, ...].
+
+  The one place the two kinds of meta-learner meet: a `meta.Hypernetwork`
+  synthesizes θ float32[B, T] and each program runs through `execute`; a
+  `meta.DirectModel` maps (u, x) to the outputs itself.
+  """
+  if isinstance(model, meta.DirectModel):
     return model._apply(params, u_BxF, x)   # pylint: disable=protected-access
   theta_BxT = model._apply(params, u_BxF)    # pylint: disable=protected-access
   return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x)

@@ -12,6 +12,16 @@ from neuroprog.tasks import base
 from neuroprog.tasks.arc1d import families
 
 _PARAM_SCALE = 10.0
+# Trainable parameters each meta-learner of the paper's table is matched to.
+PARAM_BUDGET = 1_000_000
+
+
+def default_spec() -> specs_lib.Seq2SeqSpec:
+  """The paper-sized target: a 1+1-layer seq2seq Transformer, vocab 11 (colours
+  0..9 and pad), max_len 33, d_model 24, 4 heads of 6, d_mlp 80: 17,547
+  parameters (paper: 17,568)."""
+  return specs_lib.Seq2SeqSpec(vocab_size=families.N_COLOURS + 1, max_len=families.MAX_LEN,
+                               d_model=24, n_heads=4, d_mlp=80)
 
 
 class Arc1D(base.Task):
@@ -27,6 +37,7 @@ class Arc1D(base.Task):
   feature_dim = len(families.FAMILIES) + 2
   param_dim = 2
   default_ood = families.DEFAULT_OOD
+  default_spec = staticmethod(default_spec)
 
   def __init__(self, **kwargs):
     super().__init__(**kwargs)

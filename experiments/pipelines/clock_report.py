@@ -1,17 +1,21 @@
-"""`analyze_workdir`: the clock analysis of every hypernetwork of an ADDMOD workdir.
+"""The clock analysis of every hypernetwork of a trained ADDMOD workdir.
 
-Used by `python -m experiments.analyze_clock`; importable from a notebook.
+Run by `python -m experiments.analyze_clock`; `analyze_workdir` from a
+notebook. The analysis itself is `neuroprog.analysis.clock`.
 """
-
-from __future__ import annotations
 
 import json
 import os
 from typing import Optional, Sequence
 
+import jax.numpy as jnp
 import numpy as np
 
+from neuroprog import meta, synthesis
 from neuroprog.analysis import clock
+from neuroprog.programs import layout
+from neuroprog.run import seeds as seeds_lib
+from neuroprog.run import workdir as workdir_lib
 
 # The paper's figures for Meta-GNN on ADDMOD (p = 83 unseen), for the tables.
 PAPER = {"trajectory": {"a": 23.43, "b": 5.672, "c": 3.631, "r2": 0.94},
@@ -21,42 +25,30 @@ WORKED_PRIME = 83
 
 
 def _read_config(workdir: str):
-  path = os.path.join(workdir, "config.json")
-  if not os.path.isdir(workdir):
-    raise ValueError(f"workdir {workdir!r} does not exist.")
-  if not os.path.exists(path):
-    raise ValueError(f"{workdir!r} is not a neuroprog workdir (no config.json); "
-                     "train one with `python -m experiments.synthesize "
-                     "--config=experiments/configs/addmod.py --workdir=DIR`.")
-  with open(path) as f:
-    config = json.load(f)
+  config = workdir_lib.read_config(workdir)
   if config.get("task") != "addmod":
     raise ValueError(f"{workdir!r} is a {config.get('task')!r} workdir; the "
                      "clock analysis needs an ADDMOD one (task 'addmod').")
   return config
 
 
-def generated_embeddings(workdir: str, model: str, seed_index: Optional[int] = None):
-  """(task, spec, seed_index, step, {p: θ(p) float32[T]}, {p: W_E(p) float32[V, D]})
-  for every prime p < 100, from the workdir's latest checkpoint."""
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from neuroprog import synthesis  # pylint: disable=g-import-not-at-top
-  from neuroprog.programs import layout  # pylint: disable=g-import-not-at-top
-  _, task, meta_model, params_s, step = synthesis.load_run(workdir, model)
-  if meta_model.is_direct:
+def generated_embeddings(workdir: str, model: str, seed: Optional[int] = None):
+  """(task, seed, step, {p: θ(p) float32[T]}, {p: W_E(p) float32[V, D]}) for
+  every prime p < 100, from the workdir's latest checkpoint of `model`.
+
+  seed: a seed value of the run; None: the validation-selected one.
+  """
+  run = synthesis.load_run(workdir, model)
+  if not isinstance(run.model, meta.Hypernetwork):
     raise ValueError(f"model {model!r} is the direct baseline: it emits no "
                      "weights to analyse; choose a hypernetwork.")
-  n_seeds = jax.tree_util.tree_leaves(params_s)[0].shape[0]
-  idx = synthesis.select_seed(workdir, model) if seed_index is None else seed_index
-  if not 0 <= idx < n_seeds:
-    raise ValueError(f"seed_index={idx} out of range 0..{n_seeds - 1}.")
-  params = jax.tree_util.tree_map(lambda a: a[idx], params_s)
+  seed = synthesis.select_seed(workdir, model) if seed is None else seed
+  params = seeds_lib.take(run.params_S, seeds_lib.index_of(run.seeds, seed))
+  task = run.task
   primes = list(task.intents)
-  thetas = np.asarray(meta_model.apply(params, jnp.asarray(task.features(primes))))
+  thetas = np.asarray(run.model.apply(params, jnp.asarray(task.features(primes))))
   w_e = np.asarray(layout.unflatten(task.spec, jnp.asarray(thetas))["embed/tok"])
-  return (task, task.spec, idx, step, dict(zip(primes, thetas)),
-          dict(zip(primes, w_e)))
+  return task, seed, run.step, dict(zip(primes, thetas)), dict(zip(primes, w_e))
 
 
 def _clock_json(fit: clock.ClockFit) -> dict:
@@ -79,7 +71,7 @@ def _trajectory_json(fit: clock.TrajectoryFit) -> dict:
 
 
 def analyze_workdir(workdir: str, out: str, models: Optional[Sequence[str]] = None,
-                    *, seed_index: Optional[int] = None, num_components: int = 4,
+                    *, seed: Optional[int] = None, num_components: int = 4,
                     ks: Sequence[int] = (1, 2, 4), rows: str = "all",
                     plots: bool = True) -> dict:
   """Runs the clock analysis for each model and writes `out`/analysis.json and
@@ -89,7 +81,7 @@ def analyze_workdir(workdir: str, out: str, models: Optional[Sequence[str]] = No
     workdir: an ADDMOD workdir of `experiments.synthesize`.
     out: output directory (created).
     models: hypernetworks to analyse; None = every non-direct model trained.
-    seed_index: which seed; None = the run's validation-selected seed.
+    seed: which seed (a seed value of the run); None = the validation-selected one.
     num_components, ks, rows: see `clock.global_trajectory` and
       `clock.closed_form_program`.
 
@@ -111,19 +103,19 @@ def analyze_workdir(workdir: str, out: str, models: Optional[Sequence[str]] = No
   result = {"workdir": os.path.abspath(workdir), "paper": PAPER, "models": {}}
   fits = {}
   for m in models:
-    task, spec, idx, step, thetas, w_e = generated_embeddings(workdir, m, seed_index)
+    task, seed_m, step, thetas, w_e = generated_embeddings(workdir, m, seed)
     held_out = sorted(set(task.ood_intents) | set(task.val_intents))
     clock_primes = sorted(set([WORKED_PRIME]) | set(task.ood_intents))
     clocks = {p: clock.embedding_pca(w_e[p], p) for p in clock_primes}
     traj = clock.global_trajectory(w_e, ood=held_out, num_components=num_components,
                                    rows=rows)
-    acc = clock.closed_form_program(traj, thetas, spec, ks=ks)
+    acc = clock.closed_form_program(traj, thetas, task, ks=ks)
     groups = {"train": list(task.train_intents), "ood": list(task.ood_intents),
               "val": list(task.val_intents)}
     summary = {g: {key: float(np.mean([acc[p][key] for p in ps]))
                    for key in acc[ps[0]]} for g, ps in groups.items() if ps}
     result["models"][m] = {
-        "seed_index": idx, "step": step, "held_out_primes": held_out,
+        "seed": seed_m, "step": step, "held_out_primes": held_out,
         "clocks": {str(p): _clock_json(f) for p, f in clocks.items()},
         "trajectory": _trajectory_json(traj),
         "closed_form_accuracy": {str(p): r for p, r in acc.items()},

@@ -1,6 +1,6 @@
-"""The step-wise consistency (SCC) ablation (the PNAG paper's Figure 3).
+"""The step-wise consistency (SCC) ablation experiment (the PNAG paper's Figure 3).
 
-`run(config, workdir)` trains the full PNAG pipeline once per setting
+Run by `python -m experiments.scc_ablation`. `run(config, workdir)` trains the full PNAG pipeline once per setting
 t = 0, 1, ..., T of `ae.scc_num_scales` (SCC on the first t scales; 0 = no
 SCC, T = every scale), each in workdir/scc_<t> (each resumable), and writes
 workdir/results.json, results.md and scc_ablation.png: validity, uniqueness,
@@ -11,8 +11,6 @@ otherwise): the constrained decoder would make validity 1 in every setting
 and hide what SCC does to the generator.
 """
 
-from __future__ import annotations
-
 import json
 import os
 from typing import Any, Optional, Sequence
@@ -22,7 +20,8 @@ import ml_collections
 from neuroprog.pnag import train as pnag_train
 
 METRICS = ("validity", "uniqueness", "novelty", "heldout_reconstruction")
-CONFIG_DEFAULTS = {**pnag_train.CONFIG_DEFAULTS, "scc_settings": None}
+# The PNAG keys, plus the settings to run (None: 0..T).
+SCHEMA = pnag_train.SCHEMA.extend("SCC ablation", {"scc_settings": None})
 
 
 def settings(config) -> list[int]:
@@ -42,9 +41,9 @@ def settings(config) -> list[int]:
 
 
 def _base(config):
-  unknown = sorted(set(config.keys()) - set(CONFIG_DEFAULTS))
+  unknown = sorted(set(config.keys()) - set(SCHEMA.keys))
   if unknown:
-    raise ValueError(f"Unknown config key(s) {unknown}; allowed: {sorted(CONFIG_DEFAULTS)}.")
+    raise ValueError(f"Unknown config key(s) {unknown}; allowed: {sorted(SCHEMA.keys)}.")
   base = ml_collections.ConfigDict({k: v for k, v in config.items() if k != "scc_settings"})
   if "decode" not in base:
     base.decode = "argmax"
