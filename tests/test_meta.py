@@ -46,7 +46,7 @@ def test_direct_model_maps_u_and_x_to_outputs():
   assert y.shape == (2, 3, 33, 11)
   y2 = model.apply(params, task.features(task.train_intents[2:4]), x)
   assert float(jnp.abs(y - y2).max()) > 1e-4     # the intent matters
-  with pytest.raises(ValueError, match="needs inputs"):
+  with pytest.raises(TypeError, match="'x'"):
     model.apply(params, task.features(task.train_intents[:2]))
 
 

@@ -77,8 +77,7 @@ def test_output_does_not_depend_on_element_order():
                        receivers=new_id[g.receivers[edge_perm]].astype(np.int32)),
       node_slot=ng.node_slot[node_perm], edge_slot=ng.edge_slot[edge_perm],
       node_group=ng.node_group[node_perm], edge_group=ng.edge_group[edge_perm],
-      node_role=ng.node_role[node_perm], edge_role=ng.edge_role[edge_perm],
-      node_pe=ng.node_pe[node_perm], edge_pe=ng.edge_pe[edge_perm])
+      node_role=ng.node_role[node_perm], edge_role=ng.edge_role[edge_perm])
   cfg = {**SMALL, "grouping": "role", "message_grouping": "role"}
   a = meta.create("meta_gnn", task.spec, task.feature_dim, cfg)
   b = meta.create("meta_gnn", task.spec, task.feature_dim, cfg, graph=shuffled)

@@ -129,3 +129,16 @@ def test_a_jraph_graph_network_on_the_neural_graph_is_invariant_under_automorphi
   # A permutation of θ that is not an automorphism changes the weighted graph.
   shuffled = np.random.default_rng(0).permutation(len(theta))
   assert np.abs(np.asarray(readout(theta[shuffled])) - ref).max() > 1e-2
+
+
+def test_groups_of_another_grouping_come_from_the_same_graph():
+  spec = neuroprog.default_spec("addmod")
+  orbit, role = neuroprog.neural_graph(spec, "orbit"), neuroprog.neural_graph(spec, "role")
+  for a, b in ((orbit.groups("role"), (role.node_group, role.edge_group)),
+               (role.groups("orbit"), (orbit.node_group, orbit.edge_group)),
+               (orbit.groups("orbit"), (orbit.node_group, orbit.edge_group))):
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+  np.testing.assert_array_equal(orbit.node_pe, orbit.graph.nodes)   # one representation
+  with pytest.raises(ValueError, match="Unknown grouping 'roles'"):
+    orbit.groups("roles")

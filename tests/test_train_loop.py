@@ -184,3 +184,23 @@ def test_weight_decay_shrinks_kernels_only():
     np.testing.assert_allclose(new["bias"], 2.0, rtol=1e-6)
   with pytest.raises(ValueError, match=r"weight_decay=-1.0; allowed: >= 0"):
     loop.create_optimizer({"weight_decay": -1.0}, "meta_gnn")
+
+
+def test_command_is_quiet_by_default_refuses_a_changed_config_and_extends(tmp_path):
+  base = [sys.executable, "-m", "experiments.synthesize", "--config=experiments/configs/test.py",
+          "--config.models=('meta_mlp',)", f"--workdir={tmp_path}"]
+  run = lambda *extra: subprocess.run(base + list(extra), cwd=ROOT, capture_output=True,
+                                      text=True, timeout=600)
+  first = run("--config.steps=20")
+  assert first.returncode == 0, first.stderr[-2000:]
+  assert "meta_mlp step 10/20 loss" in first.stderr and "steps/s | ETA" in first.stderr
+  assert "CheckpointManager" not in first.stderr            # orbax INFO stays quiet
+  assert not [l for l in first.stderr.splitlines() if l.startswith("I1")]  # absl INFO
+  changed = run("--config.steps=30")
+  assert changed.returncode != 0
+  assert "steps: 20 -> 30" in changed.stderr and "--extend" in changed.stderr
+  longer = run("--config.steps=30", "--extend", "-v", "0")
+  assert longer.returncode == 0, longer.stderr[-2000:]
+  assert "resumed from step 20" in longer.stderr and "CheckpointManager" in longer.stderr
+  res = json.load(open(tmp_path / "results.json"))
+  assert res["extended"][0]["steps"] == [20, 30] and res["models"]["meta_mlp"]["steps"] == 30

@@ -352,6 +352,17 @@ class NeuralGraph:
   def num_params(self) -> int:
     return layout_lib.num_params(self.spec)
 
+  def groups(self, grouping: str) -> tuple[np.ndarray, np.ndarray]:
+    """(node_group int32[N], edge_group int32[E]) of `grouping` on this same
+    graph: its own arrays for its own grouping, else computed from its roles,
+    blocks, senders and receivers (a role group is a union of orbits)."""
+    if grouping not in GROUPINGS:
+      raise ValueError(f"Unknown grouping {grouping!r}; allowed: {list(GROUPINGS)}.")
+    if grouping == self.grouping:
+      return self.node_group, self.edge_group
+    return _groups(grouping, self.node_role, self.edge_role, self.blocks,
+                   self.senders, self.receivers, self.num_nodes)
+
   @property
   def num_node_groups(self) -> int:
     return int(self.node_group.max()) + 1
@@ -366,6 +377,19 @@ def _relabel(labels):
   _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
   order = np.argsort(np.argsort(first))
   return order[inverse].astype(np.int32)
+
+
+def _groups(grouping, node_role, edge_role, blocks, senders, receivers, n_nodes):
+  """(node_group int32[N], edge_group int32[E]) of a grouping, numbered by
+  first appearance."""
+  if grouping == "role":
+    return _relabel(node_role), _relabel(edge_role)
+  from neuroprog.graphs import symmetry  # pylint: disable=g-import-not-at-top
+  node_group, edge_group = symmetry.orbits(blocks, senders, receivers, n_nodes)
+  # Orbits never cross roles (blocks map to themselves); keep roles apart
+  # anyway so that fixed and parameter-carrying edges are never mixed.
+  return (_relabel(node_role * (n_nodes + 1) + node_group),
+          _relabel(edge_role * (len(senders) + 1) + edge_group))
 
 
 @functools.lru_cache(maxsize=None)
@@ -409,16 +433,8 @@ def neural_graph(spec: specs_lib.Spec, grouping: str = "orbit") -> NeuralGraph:
       senders=senders.astype(np.int32), receivers=receivers.astype(np.int32),
       n_node=np.array([n_nodes], np.int32), n_edge=np.array([n_edges], np.int32),
       globals=None)
-  if grouping == "role":
-    node_group, edge_group = _relabel(node_role), _relabel(edge_role)
-  else:
-    from neuroprog.graphs import symmetry  # pylint: disable=g-import-not-at-top
-    node_group, edge_group = symmetry.orbits(
-        tuple(b.blocks), senders, receivers, n_nodes)
-    # Orbits never cross roles (blocks map to themselves); keep roles apart
-    # anyway so that fixed and parameter-carrying edges are never mixed.
-    node_group = _relabel(node_role * (n_nodes + 1) + node_group)
-    edge_group = _relabel(edge_role * (n_edges + 1) + edge_group)
+  node_group, edge_group = _groups(grouping, node_role, edge_role, tuple(b.blocks),
+                                   senders, receivers, n_nodes)
   return NeuralGraph(
       spec=spec, grouping=grouping, graph=graph,
       node_slot=node_slot.astype(np.int32), edge_slot=edge_slot.astype(np.int32),

@@ -195,20 +195,16 @@ def build(spec, intent_dim, config, graph=None):
     if config[key] not in graphs.GROUPINGS:
       raise ValueError(f"meta_gnn: {key}={config[key]!r} is not supported; "
                        f"allowed: {list(graphs.GROUPINGS)}.")
+  # Every static array below comes from this one neural graph: its senders
+  # and receivers, slots, positional encodings and both groupings' arrays.
   ng = graph if graph is not None else graphs.neural_graph(spec, config.grouping)
-  if config.message_grouping == ng.grouping:
-    coarse = ng
-  elif graph is None:   # same construction, so the same element order
-    coarse = graphs.neural_graph(spec, config.message_grouping)
-  else:
-    raise ValueError("meta_gnn: a custom graph needs message_grouping equal to "
-                     f"its grouping ({graph.grouping!r}).")
-  node_order = grouped.nested_order(ng.node_group, coarse.node_group)
-  edge_order = grouped.nested_order(ng.edge_group, coarse.edge_group)
+  coarse_node_group, coarse_edge_group = ng.groups(config.message_grouping)
+  node_order = grouped.nested_order(ng.node_group, coarse_node_group)
+  edge_order = grouped.nested_order(ng.edge_group, coarse_edge_group)
   nl = grouped.group_layout(ng.node_group, node_order)
   el = grouped.group_layout(ng.edge_group, edge_order)
-  nml = grouped.group_layout(coarse.node_group, node_order)
-  eml = grouped.group_layout(coarse.edge_group, edge_order)
+  nml = grouped.group_layout(coarse_node_group, node_order)
+  eml = grouped.group_layout(coarse_edge_group, edge_order)
   edge_bounds = grouped.common_segments(el.buckets, eml.buckets)
   senders = nl.rank[ng.senders[el.order]].astype(np.int32)
   receivers = nl.rank[ng.receivers[el.order]].astype(np.int32)
