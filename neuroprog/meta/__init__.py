@@ -17,7 +17,7 @@ import jax
 
 from neuroprog import specs as specs_lib
 from neuroprog.meta import base, direct, meta_gmlp, meta_gnn, meta_mlp
-from neuroprog.meta.base import DirectModel, Hypernetwork, MetaModel, example_inputs
+from neuroprog.meta.base import DirectModel, Hypernetwork, MetaModel
 
 NAMES = ("direct", "meta_mlp", "meta_gmlp", "meta_gnn")
 _MODULES = {"meta_mlp": meta_mlp, "meta_gmlp": meta_gmlp, "meta_gnn": meta_gnn}

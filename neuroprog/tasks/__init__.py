@@ -11,7 +11,6 @@ import inspect
 from neuroprog import specs as specs_lib
 from neuroprog.tasks import addmod, arc1d, sumfirst
 from neuroprog.tasks.addmod import AddMod
-from neuroprog.tasks.arc1d import task as _arc1d_task
 from neuroprog.tasks.base import Task
 from neuroprog.tasks.sumfirst import SumFirst
 
@@ -20,7 +19,7 @@ NAMES = tuple(_TASKS)
 # Trainable-parameter budget of each task's paper table (all four models
 # matched to within 10%, `train.loop.matched_model_configs`).
 PARAM_BUDGETS = {"sumfirst": sumfirst.PARAM_BUDGET, "addmod": addmod.PARAM_BUDGET,
-                 "arc1d": _arc1d_task.PARAM_BUDGET}
+                 "arc1d": arc1d.PARAM_BUDGET}
 
 
 def _check_name(name: str) -> None:

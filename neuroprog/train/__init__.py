@@ -1,3 +1,3 @@
-"""Training: the pure step, multi-seed state, checkpoints and evaluation."""
-from neuroprog.train.step import (TrainState, init_state, make_loss_fn,
-                                  make_train_step, outputs_for)
+"""Meta-training: the pure step (`step`), multi-seed `train_and_evaluate` (`loop`)
+and the results table and figure (`results`)."""
+from neuroprog.train.step import TrainState, init_state, make_train_step

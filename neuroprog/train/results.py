@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from neuroprog.run import seeds as seeds_lib
+
 
 def _ms(values) -> str:
   v = np.asarray(values, float)
@@ -25,7 +27,7 @@ def summary_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
            "ood_max": float(ood.max()) if ood.size else None,
            "ood_val_selected": None}
     if r["val_mean"]:
-      row["ood_val_selected"] = float(ood[int(np.argmax(r["val_mean"]))])
+      row["ood_val_selected"] = float(ood[seeds_lib.select_index(r["val_mean"], r["id_mean"])])
     rows.append(row)
   return rows
 
