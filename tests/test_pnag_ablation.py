@@ -9,9 +9,15 @@ from experiments.pipelines import scc_ablation as ablation
 
 
 def _tiny():
-  c = pnag_test.get_config()
-  c.scc_settings = None
-  return c
+  """The tiny PNAG config as an ablation config: its values over the
+  ablation's defaults (so decoding is plain unless set)."""
+  values = {k: v for k, v in pnag_test.get_config().items() if k != "decode"}
+  return ablation.default_config(**values)
+
+
+def test_the_ablation_decodes_plainly_by_default():
+  assert ablation.default_config(space="nb201").decode == "argmax"
+  assert _tiny().decode == "argmax" and pnag_scc_ablation.get_config().decode == "argmax"
 
 
 def test_default_settings_cover_every_scale():

@@ -6,8 +6,8 @@ SCC, T = every scale), each in workdir/scc_<t> (each resumable), and writes
 workdir/results.json, results.md and scc_ablation.png: validity, uniqueness,
 novelty and held-out reconstruction against t.
 
-Samples are decoded plainly (`decode="argmax"` unless the config says
-otherwise): the constrained decoder would make validity 1 in every setting
+Samples are decoded plainly (the schema's default `decode="argmax"`; a config
+may still ask for "valid"): the constrained decoder would make validity 1 in every setting
 and hide what SCC does to the generator.
 """
 
@@ -18,10 +18,16 @@ from typing import Any, Optional, Sequence
 import ml_collections
 
 from neuroprog.pnag import train as pnag_train
+from neuroprog.run import workdir as workdir_lib
 
 METRICS = ("validity", "uniqueness", "novelty", "heldout_reconstruction")
-# The PNAG keys, plus the settings to run (None: 0..T).
-SCHEMA = pnag_train.SCHEMA.extend("SCC ablation", {"scc_settings": None})
+# The PNAG keys, plus the settings to run (None: 0..T); plain decoding by default.
+SCHEMA = pnag_train.SCHEMA.extend("SCC ablation", {"scc_settings": None, "decode": "argmax"})
+
+
+def default_config(**values):
+  """An ablation ConfigDict with every key: the defaults, then `values`."""
+  return SCHEMA.default_config(**values)
 
 
 def settings(config) -> list[int]:
@@ -45,8 +51,7 @@ def _base(config):
   if unknown:
     raise ValueError(f"Unknown config key(s) {unknown}; allowed: {sorted(SCHEMA.keys)}.")
   base = ml_collections.ConfigDict({k: v for k, v in config.items() if k != "scc_settings"})
-  if "decode" not in base:
-    base.decode = "argmax"
+  base.decode = SCHEMA.get(config, "decode")
   pnag_train.validate_config(base)
   if "scc_num_scales" in dict(base.get("ae", {})):
     raise ValueError("config.ae.scc_num_scales is what the ablation varies; remove it "
@@ -58,7 +63,8 @@ def run(config, workdir: str, settings_override: Optional[Sequence[int]] = None)
   """Trains and evaluates every setting; returns results.json's dict."""
   base = _base(config)
   ts = list(settings_override) if settings_override is not None else settings(config)
-  os.makedirs(workdir, exist_ok=True)
+  # The ablation's own fingerprint; each setting's run checks its own too.
+  workdir_lib.prepare(workdir, config, step_keys=pnag_train.STEP_KEYS)
   rows = []
   for t in ts:
     cfg = ml_collections.ConfigDict(base.to_dict())

@@ -1,0 +1,154 @@
+"""Choosing settings on validation intents only.
+
+Run by `python -m experiments.select`. `run(config, grid, workdir)` trains
+every candidate setting of `grid` (the cartesian product of its values) on the
+config's training intents, evaluates each trained model on the training (ID)
+and validation intents only, and writes the table it chose from:
+workdir/selection.json and selection.md, one row per (candidate, model), and
+per model the candidate with the best validation accuracy (mean over seeds;
+ties: the first candidate). The OOD intents are never evaluated: models are
+trained and scored through `train.loop.train_model(..., splits=("id", "val"))`,
+and the config must name validation intents.
+
+Grid syntax: `path=v1,v2;path2=w1,w2`, where a path names a config key, with
+dots into dict-valued keys (`learning_rates.meta_gnn`,
+`model_configs.meta_gnn.pe_random`) and values are Python literals (strings
+otherwise), e.g. `model_configs.meta_gnn.pe_features=ramp,sincos+ramp`.
+"""
+
+import ast
+import copy
+import itertools
+import json
+import os
+from typing import Any, Sequence
+
+import ml_collections
+import numpy as np
+
+from neuroprog.run import workdir as workdir_lib
+from neuroprog.run.metrics import MetricWriter
+from neuroprog.train import loop
+
+
+def parse_grid(text: str) -> list[tuple[str, list]]:
+  """[(path, [values])] from `path=v1,v2;path2=w1`; ValueError names a bad part."""
+  axes = []
+  for part in [p.strip() for p in text.split(";") if p.strip()]:
+    path, sep, values = part.partition("=")
+    path = path.strip()
+    if not sep or not path or not values.strip():
+      raise ValueError(f"grid part {part!r}: expected path=value1,value2,...")
+    parsed = []
+    for v in values.split(","):
+      v = v.strip()
+      try:
+        parsed.append(ast.literal_eval(v))
+      except (ValueError, SyntaxError):
+        parsed.append(v)
+    axes.append((path, parsed))
+  if not axes:
+    raise ValueError(f"grid {text!r} names no setting.")
+  paths = [p for p, _ in axes]
+  if len(set(paths)) != len(paths):
+    raise ValueError(f"grid {text!r} names a path twice.")
+  return axes
+
+
+def _set(config: dict, path: str, value) -> None:
+  keys = path.split(".")
+  if keys[0] not in loop.SCHEMA.keys:
+    raise ValueError(f"grid path {path!r}: {keys[0]!r} is not a config key; allowed: "
+                     f"{sorted(loop.SCHEMA.keys)}.")
+  node = config
+  for k in keys[:-1]:
+    node = node.setdefault(k, {})
+    if not isinstance(node, dict):
+      raise ValueError(f"grid path {path!r}: {k!r} does not hold a dict.")
+  node[keys[-1]] = value
+
+
+def candidates(config, axes) -> list[tuple[dict, ml_collections.ConfigDict]]:
+  """[(overrides {path: value}, config)] for every point of the grid."""
+  base = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+  out = []
+  for values in itertools.product(*[v for _, v in axes]):
+    overrides = dict(zip([p for p, _ in axes], values))
+    c = copy.deepcopy(base)
+    for path, value in overrides.items():
+      _set(c, path, value)
+    cfg = ml_collections.ConfigDict(c)
+    loop.validate_config(cfg)
+    task = loop.build_task(cfg)        # bad intents or model options fail before any training
+    for name in cfg.models:
+      loop.create_model(cfg, task, name)
+    out.append((overrides, cfg))
+  return out
+
+
+def run(config, grid: str, workdir: str, models: Sequence[str] = ()) -> dict[str, Any]:
+  """Trains each candidate (resumable, one sub-workdir each) and chooses on
+  validation; returns selection.json's dict.
+
+  models: the config's models to train and choose for (default: all).
+  """
+  loop.validate_config(config)
+  task = loop.build_task(config)
+  if not task.val_intents:
+    raise ValueError("selection needs validation intents: set config.val_intents "
+                     "(held out of training and disjoint from the OOD intents).")
+  models = list(models) or list(config.models)
+  unknown = sorted(set(models) - set(config.models))
+  if unknown:
+    raise ValueError(f"models {unknown} are not in config.models {list(config.models)}.")
+  axes = parse_grid(grid)
+  cands = candidates(config, axes)
+  for _, cfg in cands:
+    cfg.models = tuple(models)
+  workdir_lib.prepare(workdir, {"config": json.loads(workdir_lib.config_json(config)),
+                                "grid": grid, "models": models}, step_keys=())
+  rows = []
+  for i, (overrides, cfg) in enumerate(cands):
+    sub = os.path.join(workdir, f"candidate_{i:02d}")
+    workdir_lib.prepare(sub, cfg)
+    task_i = loop.build_task(cfg)
+    with MetricWriter(sub) as writer:
+      for name in models:
+        r = loop.train_model(cfg, task_i, name, sub, writer, splits=("id", "val"))
+        rows.append({"candidate": i, "overrides": overrides, "model": name,
+                     "num_params": r["num_params"], "seeds": r["seeds"], "steps": r["steps"],
+                     "id_mean": r["id_mean"], "val_mean": r["val_mean"], "val": r["val"],
+                     "val_score": float(np.mean(r["val_mean"])),
+                     "val_std": float(np.std(r["val_mean"])),
+                     "id_score": float(np.mean(r["id_mean"]))})
+  chosen = {}
+  for name in models:
+    mine = [r for r in rows if r["model"] == name]
+    best = max(mine, key=lambda r: (r["val_score"], -r["candidate"]))
+    chosen[name] = {"candidate": best["candidate"], "overrides": best["overrides"],
+                    "val_score": best["val_score"]}
+  result = {"task": config.task, "grid": grid, "axes": [[p, v] for p, v in axes],
+            "val_intents": [task.format_intent(i) for i in task.val_intents],
+            "rows": rows, "chosen": chosen}
+  with open(os.path.join(workdir, "selection.json"), "w") as f:
+    json.dump(result, f, indent=1)
+  with open(os.path.join(workdir, "selection.md"), "w") as f:
+    f.write(markdown(result) + "\n")
+  return result
+
+
+def markdown(result) -> str:
+  """selection.md: one row per (candidate, model), the chosen ones in bold."""
+  paths = [p for p, _ in result["axes"]]
+  lines = [f"Validation intents: {', '.join(result['val_intents'])}. OOD intents were not "
+           "evaluated.", "",
+           "| model | " + " | ".join(paths) + " | params | seeds | ID mean | val mean ± std |",
+           "|---|" + "---|" * len(paths) + "---|---|---|---|"]
+  for r in result["rows"]:
+    picked = result["chosen"][r["model"]]["candidate"] == r["candidate"]
+    val = f"{r['val_score']:.3f} ± {r['val_std']:.3f}"
+    lines.append(f"| {r['model']}{' (chosen)' if picked else ''} | "
+                 + " | ".join(str(r["overrides"][p]) for p in paths)
+                 + f" | {r['num_params']:,} | {len(r['seeds'])} | {r['id_score']:.3f} | "
+                 + (f"**{val}**" if picked else val) + " |")
+  return "\n".join(lines)

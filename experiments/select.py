@@ -1,0 +1,38 @@
+"""Choose settings on validation intents only, never on the OOD intents.
+
+  python -m experiments.select --config=experiments/configs/sumfirst.py \
+      --config.val_intents="('n=6',)" --models=meta_gnn \
+      --grid="model_configs.meta_gnn.pe_features=ramp,sincos+ramp" \
+      --workdir=workdirs/select_sumfirst
+
+Trains every candidate of the grid on the training intents, scores it on the
+training and validation intents, and writes workdir/selection.md and
+selection.json (the table chosen from, and the choice per model). The
+pipeline is `experiments.pipelines.select.run`.
+"""
+
+from absl import app
+from absl import flags
+from ml_collections import config_flags
+
+from experiments.pipelines import select
+from neuroprog.run import logs
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "Directory for the candidates' runs.")
+_GRID = flags.DEFINE_string("grid", None, "path=v1,v2;path2=w1,w2 (see the pipeline).")
+_MODELS = flags.DEFINE_list("models", [], "Models to choose for (default: the config's).")
+config_flags.DEFINE_config_file("config", None, "Training configuration file.",
+                                lock_config=True)
+flags.mark_flags_as_required(["config", "workdir", "grid"])
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Too many command-line arguments: {argv[1:]}")
+  logs.setup_from_flags()
+  result = select.run(flags.FLAGS.config, _GRID.value, _WORKDIR.value, _MODELS.value)
+  print(select.markdown(result))
+
+
+if __name__ == "__main__":
+  app.run(main)

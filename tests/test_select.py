@@ -1,0 +1,71 @@
+"""Selection on validation intents: the grid, the choice, and no OOD evaluation."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from experiments.configs import test as test_config
+from experiments.pipelines import select
+from neuroprog.train import loop
+
+
+def test_parse_grid_values_and_errors():
+  axes = select.parse_grid("learning_rates.meta_gnn=1e-3, 3e-4; "
+                           "model_configs.meta_gnn.pe_features=ramp,sincos+ramp")
+  assert axes == [("learning_rates.meta_gnn", [1e-3, 3e-4]),
+                  ("model_configs.meta_gnn.pe_features", ["ramp", "sincos+ramp"])]
+  with pytest.raises(ValueError, match="expected path=value1"):
+    select.parse_grid("steps")
+  with pytest.raises(ValueError, match="names a path twice"):
+    select.parse_grid("steps=1;steps=2")
+  with pytest.raises(ValueError, match=r"'stepz' is not a config key"):
+    select.candidates(test_config.get_config(), select.parse_grid("stepz=1,2"))
+  with pytest.raises(ValueError, match="Unknown config key 'widht' for meta_mlp"):
+    select.candidates(test_config.get_config(),
+                      select.parse_grid("model_configs.meta_mlp.widht=3"))
+  cands = select.candidates(test_config.get_config(),
+                            select.parse_grid("steps=10,20;learning_rates.meta_mlp=0.1"))
+  assert [(o["steps"], c.steps, c.learning_rates["meta_mlp"]) for o, c in cands] == [
+      (10, 10, 0.1), (20, 20, 0.1)]
+
+
+def test_selection_needs_validation_intents(tmp_path):
+  c = test_config.get_config()
+  c.val_intents = ()
+  with pytest.raises(ValueError, match="needs validation intents"):
+    select.run(c, "steps=10", str(tmp_path))
+
+
+def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monkeypatch):
+  c = test_config.get_config()
+  c.steps = 20
+  task = loop.build_task(c)
+  evaluated = []
+  original = loop.Trainer.evaluate
+
+  def recording(self, params_S, intents, key):
+    evaluated.extend(intents)
+    return original(self, params_S, intents, key)
+  monkeypatch.setattr(loop.Trainer, "evaluate", recording)
+  out = select.run(c, "learning_rates.meta_mlp=3e-3,1e-9", str(tmp_path), ["meta_mlp"])
+  assert evaluated and not set(evaluated) & set(task.ood_intents)
+  assert set(evaluated) == set(task.train_intents) | set(task.val_intents)
+  rows = out["rows"]
+  assert [r["overrides"]["learning_rates.meta_mlp"] for r in rows] == [3e-3, 1e-9]
+  for r in rows:
+    assert "ood" not in r and set(r["val"]) == {"n=6"}
+    np.testing.assert_allclose(r["val_score"], np.mean(r["val"]["n=6"]))
+  # A learning rate of 1e-9 leaves the model at its initialisation.
+  assert rows[0]["val_score"] != rows[1]["val_score"]
+  best = max(rows, key=lambda r: r["val_score"])["candidate"]
+  assert out["chosen"]["meta_mlp"]["candidate"] == best
+  saved = json.load(open(tmp_path / "selection.json"))
+  assert saved["chosen"] == out["chosen"] and "OOD intents were not evaluated" in open(
+      tmp_path / "selection.md").read()
+  assert os.path.exists(tmp_path / "candidate_01" / "config.json")
+  # A rerun resumes every candidate from its checkpoints and chooses the same.
+  again = select.run(c, "learning_rates.meta_mlp=3e-3,1e-9", str(tmp_path), ["meta_mlp"])
+  assert again["chosen"] == out["chosen"]
+  with pytest.raises(ValueError, match="different config"):
+    select.run(c, "learning_rates.meta_mlp=3e-3", str(tmp_path), ["meta_mlp"])
