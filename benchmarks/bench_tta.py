@@ -17,8 +17,9 @@ examples per intent (the same examples every time). One JSON line per model:
   steps/s of a steady chunk, and the host's fp32 matmul GFLOP/s measured in the
   same run, before and after the model.
 
-Training stops at `--max_steps`, or once the threshold is reached and the
-validation accuracy has stopped improving. The learning-rate schedule is the
+Training stops at `--max_steps`, after `--max_seconds` of training, or once
+the threshold is reached and the validation accuracy has stopped improving
+(`stopped_by` says which). The learning-rate schedule is the
 config's (its `steps`), so the figures are those of the configured run.
 OOD intents are never evaluated.
 
@@ -52,7 +53,8 @@ def _positive(text):
   return int(text)
 
 
-def time_to_accuracy(config, name, *, max_steps, eval_every, threshold, patience):
+def time_to_accuracy(config, name, *, max_steps, eval_every, threshold, patience,
+                     max_seconds=None):
   """The record of one model (module doc), without the matmul rates."""
   task = loop.build_task(config)
   tr = loop.Trainer(config, task, name)
@@ -84,6 +86,8 @@ def time_to_accuracy(config, name, *, max_steps, eval_every, threshold, patience
       since_best += 1
     if hit is not None and since_best >= patience:
       break
+    if max_seconds is not None and seconds >= max_seconds:
+      break
   steady = [dt / n for n, dt in chunk_times[1:]] or [chunk_times[0][1] / chunk_times[0][0]]
   per_step = float(np.median(steady))
   return {"model": name, "params": tr.model.num_params(), "seeds": len(tr.seeds),
@@ -93,7 +97,11 @@ def time_to_accuracy(config, name, *, max_steps, eval_every, threshold, patience
           "val_best": round(best["val"], 4), "val_best_step": best["step"],
           "seconds_to_val_best": round(best["seconds"], 1),
           "steps_run": step, "train_seconds": round(seconds, 1),
-          "compile_s": round(max(0.0, chunk_times[0][1] - per_step * chunk_times[0][0]), 1),
+          "stopped_by": ("max_seconds" if max_seconds is not None and seconds >= max_seconds
+                         and step < max_steps and not (hit and since_best >= patience)
+                         else "max_steps" if step >= max_steps else "plateau"),
+          "compile_s": (round(max(0.0, chunk_times[0][1] - per_step * chunk_times[0][0]), 1)
+                        if len(chunk_times) > 1 else None),   # needs a steady chunk
           "steps_per_s": round(1.0 / per_step, 2), "curve": curve}
 
 
@@ -108,6 +116,8 @@ def main():
   ap.add_argument("--eval_examples", type=_positive, default=256)
   ap.add_argument("--threshold", type=float, default=0.95)
   ap.add_argument("--patience", type=_positive, default=3)
+  ap.add_argument("--max_seconds", type=_positive, default=None,
+                  help="stop a model after this much training time")
   ap.add_argument("--steps", type=_positive, default=None,
                   help="schedule length (default: the config's steps)")
   args = ap.parse_args()
@@ -129,7 +139,7 @@ def main():
     before = common.matmul_gflops()
     record = time_to_accuracy(config, name, max_steps=args.max_steps or config.steps,
                               eval_every=args.eval_every, threshold=args.threshold,
-                              patience=args.patience)
+                              patience=args.patience, max_seconds=args.max_seconds)
     after = common.matmul_gflops()
     common.emit({"bench": "tta", "task": args.task, "schedule_steps": config.steps,
                  "val_intents": list(config.val_intents), **record,
