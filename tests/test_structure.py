@@ -99,3 +99,20 @@ def test_init_structure_command_prints_the_split():
   bad = subprocess.run(cmd + ["--config.no_such_key=1"], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
   assert bad.returncode != 0 and "no_such_key" in bad.stderr
+
+
+def test_gradient_report_at_init_on_the_test_config():
+  out = init_structure.grad_report(test_config.get_config(), examples=16)
+  assert set(out) == {"meta_mlp", "meta_gnn"}
+  for rep in out.values():
+    assert list(rep["theta"]) == ["l0/w", "l0/b", "l1/w", "l1/b"]
+    assert all(np.isfinite(v) and v > 0 for v in rep["theta"].values())
+    assert "head/gain" in rep["modules"] and all(np.isfinite(v) for v in rep["modules"].values())
+  gnn = out["meta_gnn"]["modules"]
+  assert any(k.startswith("net/enc_edge") for k in gnn) and any("dec" in k for k in gnn)
+  # At init the output head's gain of every bias tensor is exactly 0 (biases
+  # start at 0), so the node (bias) decoder and the last round's node update,
+  # which only feeds it, get no gradient; every other module does.
+  dead = sorted(k for k, v in gnn.items() if v == 0.0)
+  assert dead == ["net/dec_node_hidden", "net/dec_node_out", "net/upd_0"], dead
+  assert all(v > 1e-3 for k, v in gnn.items() if k not in dead)
