@@ -4,7 +4,8 @@ For each model of the task's config (`experiments/configs/<task>.py`), all
 seeds train in one program (the main job's `Trainer`), `--eval_every` steps at
 a time; after each chunk the seed-mean exact match on the training intents
 (ID) and on the validation intents is measured on `--eval_examples` fresh
-examples per intent (the same examples every time). One JSON line per model:
+examples per intent (the same examples every time), and a progress line goes
+to stderr. One JSON line per model:
 
 - `steps_to_threshold`, `seconds_to_threshold`: the first evaluation at which
   the seed-mean ID exact match reaches `--threshold` (default 0.95); null if
@@ -78,6 +79,8 @@ def time_to_accuracy(config, name, *, max_steps, eval_every, threshold, patience
     acc_id = float(tr.evaluate(state.params, task.train_intents, key_id).mean())
     acc_val = float(tr.evaluate(state.params, task.val_intents, key_val).mean())
     curve.append([step, round(acc_id, 4), round(acc_val, 4)])
+    print(f"{name} step {step}/{max_steps} ID {acc_id:.3f} val {acc_val:.3f} | "
+          f"{n / dt:.2f} steps/s | {seconds:.0f} s of training", file=sys.stderr, flush=True)
     if hit is None and acc_id >= threshold:
       hit = {"step": step, "seconds": seconds}
     if acc_val > best["val"] + 0.005:

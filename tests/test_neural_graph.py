@@ -2,13 +2,12 @@ import contextlib
 import io
 import os
 
-import jax
 import jraph
 import numpy as np
 import pytest
 
 import neuroprog
-from neuroprog import graphs, specs
+from neuroprog import graphs
 
 from conftest import TASKS
 

@@ -3,7 +3,6 @@ import json
 import logging
 import os
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-import jax
 
 from neuroprog import specs as specs_lib
 from neuroprog.meta import base, direct, meta_gmlp, meta_gnn, meta_mlp

@@ -41,7 +41,6 @@ the graph maps the generated θ to ρ(φ)θ, so θ is a fixed point of every ρ(
 from __future__ import annotations
 
 import flax.linen as nn
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -84,7 +83,7 @@ class MetaGNNNet(nn.Module):
     # A larger scale lets the intent, not the positional encodings, dominate
     # the encoders' first layer from the start (see `build`).
     u_BxF = u_BxF * self.intent_scale
-    n, e = self.n_nodes, len(self.senders)
+    n = self.n_nodes
     nb, ng = self.node_buckets, self.n_node_groups
     eb, eg = self.edge_buckets, self.n_edge_groups
     mnb, mng = self.node_msg_buckets, self.n_node_msg_groups

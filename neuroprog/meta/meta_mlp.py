@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import flax.linen as nn
-import jax
 import numpy as np
 
 from neuroprog.meta import base
