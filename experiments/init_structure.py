@@ -11,7 +11,9 @@ rest's effective rank (`neuroprog.analysis.structure`). A standard init
 reads rest ~ 1. Then, per tensor, the range over every intent of the task
 (training, validation and OOD) and over --keys initialisation keys (seed,
 seed + 1, ...) of std(tensor) / its standard-init std: a standard init
-reads ~ 1, issue 4 asks for 0.5-2. With --grads, the gradients at
+reads ~ 1, issue 4 asks for 0.5-2. Then per tensor the intent share of
+its variance over the training intents (`structure.intent_share`: 0 when the
+intent does not move the program). With --grads, the gradients at
 initialization on one batch of every training intent: per generated tensor,
 the RMS of dL/dθ over its entries, and per module of the hypernetwork (its
 top-level parameter groups), |dL/dp| / |p| (how far one plain gradient step
@@ -76,6 +78,14 @@ def scale_report(config, seed: int = 0, keys: int = 1) -> dict[str, dict[str, tu
   return out
 
 
+def intent_report(config, seed: int = 0) -> dict[str, dict[str, float]]:
+  """{model: {tensor: intent share}} of θ at init over the training intents."""
+  task, models = _hypernetworks(config)
+  u = jnp.asarray(task.features(task.train_intents))
+  return {name: structure.intent_share(task.spec, model.apply(
+      model.init(jax.random.key(seed), u), u)) for name, model in models}
+
+
 def grad_report(config, seed: int = 0, examples: int = 64):
   """{model: {"theta": {tensor: RMS of dL/dθ}, "modules": {module: |g| / |p|}}}
   at initialization, on `examples` fresh examples of every training intent."""
@@ -123,6 +133,10 @@ def main(argv):
           f"and {keys} key(s)")
     for tensor, (lo, hi) in tensors.items():
       print(f"  {tensor:24s} {lo:5.2f} - {hi:5.2f}")
+  for name, tensors in intent_report(flags.FLAGS.config, _SEED.value).items():
+    print(f"{name} intent share: tensor  Var over training intents / total")
+    for tensor, v in tensors.items():
+      print(f"  {tensor:24s} {v:5.3f}")
   if _GRADS.value:
     for name, rep_ in grad_report(flags.FLAGS.config, _SEED.value).items():
       print(f"{name} gradients at init: tensor  RMS dL/dθ")

@@ -102,3 +102,28 @@ def init_scale(spec, theta_IxT) -> dict[str, tuple[float, float]]:
       ratio = values.std(1) / entry.init_std
       out[entry.name] = (float(ratio.min()), float(ratio.max()))
   return out
+
+
+def intent_share(spec, theta_IxT) -> dict[str, float]:
+  """Per weight and embedding tensor: the share of its variance, over the I
+  programs of theta_IxT float[I, T] and its entries, that varies between
+  programs: mean over entries of Var_i(θ[i, e]) / Var_{i, e}(θ).
+
+  0 when every intent gets the same tensor (the intent is ignored), about
+  1 - 1/I when entries are independent across intents. At initialization
+  it measures how much the intent already moves the generated program:
+  a hypernetwork whose first layer is dominated by positional codes starts
+  near 0 and has to learn to read the intent before it can fit several
+  intents at once. Keyed by tensor name, in layout order."""
+  theta = np.asarray(theta_IxT, np.float64)
+  t = layout_lib.num_params(spec)
+  if theta.ndim != 2 or theta.shape[1] != t or theta.shape[0] < 2:
+    raise ValueError(f"theta has shape {theta.shape}; expected [I >= 2, {t}] for this spec.")
+  out, offset = {}, 0
+  for entry in layout_lib.layout(spec):
+    values = theta[:, offset:offset + entry.size]
+    offset += entry.size
+    if entry.kind in ("weight", "embed"):
+      total = values.var()
+      out[entry.name] = float(values.var(0).mean() / total) if total > 0 else 0.0
+  return out

@@ -15,6 +15,15 @@ the tensor's mean raw output, gain = target_std / std(raw), with target_std
 the tensor's standard-init std (1/sqrt(fan_in) for projections, 1 for
 embeddings, 0 for biases and layer-norm gains, which therefore start at
 exactly 0 and 1). Calibration is pure jnp, so `init` can be vmapped over seeds.
+
+Intent standardization. A hypernetwork whose config has
+`intent_input="balanced"` reads z-scored intents: u' = (u - mean) / std, with
+mean and std (per feature) measured on the probe intents at init (the
+training intents, as training calls it) and kept fixed afterwards in
+params["intent"] (the gradient is stopped, so Adam leaves them in place).
+Task features come in their natural units (SUMFIRST n / 10, ADDMOD p / 100
+and 2 / p), whose spread over the training intents can be a few hundredths;
+standardized, every feature moves the first layer as much as a unit input.
 """
 
 from __future__ import annotations
@@ -131,8 +140,10 @@ class _Model:
     return self._jit_init(key, self._check_u(probe_u, "probe_u"))
 
   def num_params(self) -> int:
-    """Trainable parameter count (from shapes only; nothing is computed)."""
+    """Trainable parameter count (from shapes only; nothing is computed).
+    The fixed intent statistics of a balanced hypernetwork are not counted."""
     shapes = jax.eval_shape(self._init, jax.random.key(0), self._probe(jax.random.key(0)))
+    shapes = {k: v for k, v in shapes.items() if k != "intent"}
     return int(sum(np.prod(s.shape) for s in jax.tree_util.tree_leaves(shapes)))
 
 
@@ -154,17 +165,46 @@ class Hypernetwork(_Model):
     draw, calibrate = jax.jit(self._init_net), jax.jit(self._calibrate)
 
     def init(key, probe_u):
+      stats = self._intent_stats(probe_u)
+      probe_u = self._standardize(stats, probe_u)
       net = draw(key, probe_u)
-      return {"net": net, "head": calibrate(net, probe_u)}
+      params = {"net": net, "head": calibrate(net, probe_u)}
+      if stats is not None:
+        params["intent"] = stats
+      return params
     return init
 
   @functools.cached_property
   def _jit_apply(self):
     return jax.jit(self._apply)
 
+  @property
+  def standardizes_intents(self) -> bool:
+    return self.config.get("intent_input", "raw") == "balanced"
+
+  def _intent_stats(self, probe_u):
+    """{"mean": float32[F], "std": float32[F]} of the probe intents, or None.
+    A feature constant over the probe gets std 1 (it is only centred)."""
+    if not self.standardizes_intents:
+      return None
+    std = probe_u.std(0)
+    return {"mean": probe_u.mean(0), "std": jnp.where(std > 1e-6, std, 1.0)}
+
+  @staticmethod
+  def _standardize(stats, u_BxF):
+    if stats is None:
+      return u_BxF
+    stats = jax.lax.stop_gradient(stats)
+    return (u_BxF - stats["mean"]) / stats["std"]
+
   def _init(self, key, probe_u):
+    stats = self._intent_stats(probe_u)
+    probe_u = self._standardize(stats, probe_u)
     net = self._init_net(key, probe_u)
-    return {"net": net, "head": self._calibrate(net, probe_u)}
+    params = {"net": net, "head": self._calibrate(net, probe_u)}
+    if stats is not None:
+      params["intent"] = stats
+    return params
 
   def _init_net(self, key, probe_u):
     # Batched draws: the same values, a few threefry kernels to compile
@@ -182,6 +222,7 @@ class Hypernetwork(_Model):
     return self._jit_apply(params, self._check_u(u_BxF))
 
   def _apply(self, params, u_BxF):
+    u_BxF = self._standardize(params.get("intent"), u_BxF)
     raw = self.net.apply({"params": params["net"]}, u_BxF)
     return apply_head(self.head, params["head"], raw)
 
