@@ -3,7 +3,7 @@ import pytest
 
 from experiments.configs import addmod, arc1d, sumfirst
 from experiments.configs import test as test_config
-from neuroprog import tasks
+from neuroprog import meta, tasks
 from neuroprog.train import loop
 
 PAPER = {"sumfirst": sumfirst, "addmod": addmod, "arc1d": arc1d}
@@ -38,3 +38,62 @@ def test_pnag_configs_are_valid(space):
   sp, ae_cfg, gen_cfg = pnag_train.build(config)
   assert ae_cfg.scales[-1] == sp.num_nodes and gen_cfg.scales == ae_cfg.scales
   assert config.num_samples == (64 if space == "test" else 1000)
+
+
+def test_model_variants_and_recipe_learning_rates():
+  c = test_config.get_config()
+  c.models = ("meta_gnn", "meta_gnn@library")
+  c.model_configs = {"meta_gnn": {"d": 8, "rounds": 1, "grouping": "role"},
+                     "meta_gnn@library": {"d": 8, "rounds": 1}}
+  c.learning_rates = {"meta_gnn": 1e-3}
+  loop.validate_config(c)
+  task = loop.build_task(c)
+  tuned, library = (loop.create_model(c, task, m) for m in c.models)
+  assert tuned.name == library.name == "meta_gnn"
+  assert tuned.config.grouping == "role" and library.config.grouping == "orbit"
+  # Named rate for the tuned entry; the variant falls back to the recipe's.
+  assert loop.learning_rate(c, "meta_gnn") == 1e-3
+  assert loop.learning_rate(c, "meta_gnn@library") == meta.default_learning_rate("meta_gnn")
+  c.learning_rate = 2e-3
+  assert loop.learning_rate(c, "meta_gnn@library") == 2e-3
+  for bad in ("meta_gnn@", "meta_gnn@Lib", "gnn@x", "meta_gnn@a-b"):
+    c.models = ("meta_mlp", bad)
+    with pytest.raises(ValueError, match=rf"config.models: Unknown model '{bad}'"):
+      loop.validate_config(c)
+  c.models = ("meta_mlp", "meta_mlp")
+  with pytest.raises(ValueError, match="names a model twice"):
+    loop.validate_config(c)
+  c.models, c.learning_rates = ("meta_mlp",), {"meta_mlp": -1.0}
+  with pytest.raises(ValueError, match=r"learning rate of 'meta_mlp': -1.0; allowed"):
+    loop.learning_rate(c, "meta_mlp")
+
+
+def test_paper_configs_use_one_meta_gnn_recipe():
+  """Every paper config's Meta-GNN uses the library's recipe: only its width
+  is set, and no learning rate of its own; a task that needs more lists the
+  keys in TASK_SPECIFIC_META_GNN and also trains "meta_gnn@library"."""
+  recipe = meta.default_config("meta_gnn", None)
+
+  def changed(options):   # the options set away from the recipe, width aside
+    return {k for k, v in options.items() if k != "d" and recipe[k] != v}
+  for name, module in PAPER.items():
+    config = module.get_config()
+    extra = set(getattr(module, "TASK_SPECIFIC_META_GNN", ()))
+    assert changed(config.model_configs["meta_gnn"]) == extra, name
+    if extra:
+      assert "meta_gnn@library" in config.models
+      assert changed(config.model_configs["meta_gnn@library"]) == set()
+    assert "meta_gnn@library" not in config.learning_rates
+    if "learning_rates" not in extra:
+      assert "meta_gnn" not in config.learning_rates, name
+
+
+def test_default_config_records_every_model_option():
+  c = loop.default_config(task="addmod", models=("meta_mlp", "meta_gnn@library"),
+                          model_configs={"meta_gnn@library": {"d": 8}})
+  assert dict(c.model_configs["meta_mlp"]) == meta.default_config(
+      "meta_mlp", tasks.default_spec("addmod"))
+  gnn = dict(c.model_configs["meta_gnn@library"])
+  assert gnn == {**meta.default_config("meta_gnn", None), "d": 8}
+  with pytest.raises(ValueError, match="Unknown task 'addmood'"):
+    loop.default_config(task="addmood")

@@ -69,3 +69,31 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
   assert again["chosen"] == out["chosen"]
   with pytest.raises(ValueError, match="different config"):
     select.run(c, "learning_rates.meta_mlp=3e-3", str(tmp_path), ["meta_mlp"])
+
+
+def test_candidates_are_rematched_to_the_base_capacity():
+  c = test_config.get_config()
+  task = loop.build_task(c)
+  base_n = loop.create_model(c, task, "meta_gnn").num_params()
+  cands = select.candidates(
+      c, select.parse_grid("model_configs.meta_gnn.grouping=orbit,role;"
+                           "model_configs.meta_gnn.intent_weight=0.25"))
+  widths, counts = [], []
+  for _, cfg in cands:
+    widths.append(cfg.model_configs.meta_gnn.d)
+    counts.append(loop.create_model(cfg, task, "meta_gnn").num_params())
+  # Role tying shares the encoders across inputs: fewer parameters per unit
+  # of width, so the width grows to keep the base config's count.
+  assert widths[1] > widths[0]
+  for n in counts:
+    assert abs(n - base_n) <= 0.1 * base_n, (n, base_n)
+  # A grid that fixes the width is left alone; so is one that keeps the count.
+  fixed = select.candidates(c, select.parse_grid("model_configs.meta_gnn.grouping=role;"
+                                                 "model_configs.meta_gnn.d=8"))
+  assert fixed[0][1].model_configs.meta_gnn.d == 8
+  same = select.candidates(c, select.parse_grid("model_configs.meta_gnn.intent_weight=0.25"))
+  assert same[0][1].model_configs.meta_gnn.d == c.model_configs.meta_gnn.d
+  # Off: the width stays whatever the count.
+  off = select.candidates(c, select.parse_grid("model_configs.meta_gnn.grouping=role"),
+                          rematch=False)
+  assert off[0][1].model_configs.meta_gnn.d == c.model_configs.meta_gnn.d

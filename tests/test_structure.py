@@ -59,8 +59,25 @@ def test_init_scale_of_standard_and_scaled_inits():
   assert 0.8 < lo <= hi < 1.2
   lo3, hi3 = structure.init_scale(spec, 3 * theta)["l0/w"]
   assert lo3 == pytest.approx(3 * lo) and hi3 == pytest.approx(3 * hi)
-  with pytest.raises(ValueError, match=r"theta has shape \(193,\); expected \[I, 193\]"):
+  with pytest.raises(ValueError, match=r"theta has shape \(193,\); expected \[I >= 1, 193\]"):
     structure.init_scale(spec, theta[0])
+
+
+def test_intent_share_of_shared_and_independent_programs():
+  spec = neuroprog.default_spec("sumfirst")
+  one = neuroprog.init_theta(spec, jax.random.key(0))
+  same = np.stack([one] * 4)
+  assert structure.intent_share(spec, same) == {"l0/w": 0.0, "l1/w": 0.0}
+  indep = np.stack([neuroprog.init_theta(spec, jax.random.key(k)) for k in range(1, 5)])
+  share = structure.intent_share(spec, indep)
+  # Independent draws: the within-entry variance over 4 programs (ddof 0)
+  # is 3/4 of the total in expectation.
+  assert share["l0/w"] == pytest.approx(0.75, abs=0.08)
+  # Half shared, half independent: about half of that.
+  mixed = structure.intent_share(spec, (same + indep) / np.sqrt(2))
+  assert mixed["l0/w"] == pytest.approx(0.375, abs=0.08)
+  with pytest.raises(ValueError, match=r"expected \[I >= 2, 193\]"):
+    structure.intent_share(spec, indep[:1])
 
 
 def test_init_structure_report_on_the_test_config():
@@ -81,10 +98,12 @@ def test_init_structure_command_prints_the_split():
          "--config=experiments/configs/test.py"]
   proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
   assert proc.returncode == 0, proc.stderr[-3000:]
-  rows, scales = {}, {}
+  rows, scales, shares = {}, {}, {}
   for line in proc.stdout.splitlines():
     if line.startswith("meta_"):
       model = line.split(":")[0]
+    elif line.strip().startswith("l0/w") and model.endswith(" intent share"):
+      shares[model.split()[0]] = float(line.split()[1])
     elif line.strip().startswith("l0/w") and model.endswith(" scale"):
       lo, _, hi = line.split()[1:4]
       scales[model.split()[0]] = (float(lo), float(hi))
@@ -96,6 +115,9 @@ def test_init_structure_command_prints_the_split():
     assert row + col + rest == pytest.approx(1.0, abs=0.02)   # printed to 2 decimals
   for lo, hi in scales.values():   # the test config's models use default options
     assert 0.5 < lo <= hi < 2.0, scales
+  # Both read the intent from the start (a standardized intent for Meta-GNN).
+  assert sorted(shares) == ["meta_gnn", "meta_mlp"]
+  assert min(shares.values()) > 0.05, shares
   bad = subprocess.run(cmd + ["--config.no_such_key=1"], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
   assert bad.returncode != 0 and "no_such_key" in bad.stderr

@@ -19,17 +19,17 @@ cores shared). Without `pe_random` Meta-GNN had not started learning.
 
 from neuroprog.train import loop
 
-# Only what differs from the models' DEFAULTS (neuroprog.meta). Widths from
-# neuroprog.train.loop.matched_model_configs("arc1d") (budget 1,000,000),
-# except Meta-GNN's d = 30 with pe_random = 10 (1,053,574 parameters);
-# tests/test_configs.py re-checks the 10% match. Meta-GNN's pe_random = 10
-# and learning rate 3e-4 were chosen on training and validation intents
-# (BUILD_NOTES.md, "1D-ARC run").
+# Only the widths: every other option, and the learning rates, are the
+# models' library defaults (neuroprog.meta; Meta-GNN's recipe and where it was
+# chosen are in neuroprog/meta/meta_gnn.py). Widths from
+# neuroprog.train.loop.matched_model_configs("arc1d") (budget 1,000,000);
+# Meta-GNN d = 30: 1,053,574 parameters. tests/test_configs.py re-checks the
+# 10% match.
 MODEL_CONFIGS = {
     "direct": {"d_model": 248},
     "meta_mlp": {"hidden": 56},
     "meta_gmlp": {"hidden": 6},
-    "meta_gnn": {"d": 30, "pe_random": 10},
+    "meta_gnn": {"d": 30},
 }
 
 
@@ -37,8 +37,6 @@ def get_config():
   return loop.default_config(
       task="arc1d",
       model_configs=MODEL_CONFIGS,
-      learning_rates={"direct": 1e-3, "meta_mlp": 1e-3, "meta_gmlp": 1e-3,
-                      "meta_gnn": 3e-4},
       ood_intents=("move_right,k=3", "move_left,k=3", "recolor,k=4", "recolor,k=7",
                    "scale,k=3"),
       val_intents=("move_right,k=4",),

@@ -29,13 +29,8 @@ MODEL_CONFIGS = {
     "direct": {"hidden": 217},
     "meta_mlp": {"hidden": 146},
     "meta_gmlp": {"hidden": 31},
-    # Role grouping everywhere: per-input orbits share nothing across inputs,
-    # so an orbit-tied encoder cannot carry "input i < n" from one input to
-    # the next. pe_features "ramp": the inputs' index as a number (i / 10)
-    # without its sin/cos codes, so that the intent and the index meet in the
-    # first layer as two numbers to compare. Both chosen as BUILD_NOTES.md
-    # ("SUMFIRST results") records, including which choices read OOD results.
-    "meta_gnn": {"d": 26, "grouping": "role", "pe_features": "ramp"},
+    # The library's Meta-GNN recipe (neuroprog/meta/meta_gnn.py), width only.
+    "meta_gnn": {"d": 23},
 }
 
 
@@ -43,9 +38,10 @@ def get_config():
   return loop.default_config(
       task="sumfirst",
       model_configs=MODEL_CONFIGS,
-      learning_rates={"direct": 3e-3, "meta_mlp": 3e-3, "meta_gmlp": 1e-3,
-                      "meta_gnn": 1e-3},
+      learning_rates={"direct": 3e-3, "meta_mlp": 3e-3, "meta_gmlp": 1e-3},
       ood_intents=("n=4", "n=8"),
+      # Held out of training; chooses settings (experiments.select) and seeds.
+      val_intents=("n=6",),
       seeds=10,
       steps=6000,
       eval_examples=1000,

@@ -90,13 +90,13 @@ def analyze_workdir(workdir: str, out: str, models: Optional[Sequence[str]] = No
   config = _read_config(workdir)
   trained = list(config.get("models", ()))
   if models is None:
-    models = [m for m in trained if m != "direct"]
+    models = [m for m in trained if meta.base_name(m) != "direct"]
   for m in models:
     if m not in trained:
       raise ValueError(f"{workdir!r} has no model {m!r}; it trained {trained}.")
-    if m == "direct":
-      raise ValueError("model 'direct' emits no weights; analyse a hypernetwork "
-                       f"among {[t for t in trained if t != 'direct']}.")
+    if meta.base_name(m) == "direct":
+      raise ValueError(f"model {m!r} emits no weights; analyse a hypernetwork among "
+                       f"{[t for t in trained if meta.base_name(t) != 'direct']}.")
   if not models:
     raise ValueError(f"{workdir!r} trained no hypernetwork ({trained}).")
   os.makedirs(out, exist_ok=True)

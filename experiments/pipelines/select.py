@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import ml_collections
 import numpy as np
 
+from neuroprog import meta
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.run.metrics import MetricWriter
 from neuroprog.train import loop
@@ -68,8 +69,15 @@ def _set(config: dict, path: str, value) -> None:
   node[keys[-1]] = value
 
 
-def candidates(config, axes) -> list[tuple[dict, ml_collections.ConfigDict]]:
-  """[(overrides {path: value}, config)] for every point of the grid."""
+def candidates(config, axes, rematch: bool = True) -> list[tuple[dict, ml_collections.ConfigDict]]:
+  """[(overrides {path: value}, config)] for every point of the grid.
+
+  rematch: where an override changes a model's parameter count (grouping,
+  positional features, rounds, ...) and the grid does not set its width, the
+  width is re-matched (`meta.match_capacity`, within 10%) to the model's
+  parameter count under `config`, so that candidates compete at equal
+  capacity; the width used is recorded in the candidate's config.
+  """
   base = config.to_dict() if hasattr(config, "to_dict") else dict(config)
   out = []
   for values in itertools.product(*[v for _, v in axes]):
@@ -80,10 +88,34 @@ def candidates(config, axes) -> list[tuple[dict, ml_collections.ConfigDict]]:
     cfg = ml_collections.ConfigDict(c)
     loop.validate_config(cfg)
     task = loop.build_task(cfg)        # bad intents or model options fail before any training
+    if rematch:
+      _rematch(cfg, config, task, overrides)
     for name in cfg.models:
       loop.create_model(cfg, task, name)
     out.append((overrides, cfg))
   return out
+
+
+def _rematch(cfg, base_config, task, overrides) -> None:
+  """Re-matches, in place, the width of each model whose parameter count the
+  overrides changed (see `candidates`)."""
+  for name in cfg.models:
+    if not any(p.startswith(f"model_configs.{name}.") for p in overrides):
+      continue
+    key = meta.width_key(meta.base_name(name), task.spec)
+    if f"model_configs.{name}.{key}" in overrides:
+      continue
+    budget = loop.create_model(base_config, task, name).num_params()
+    if loop.create_model(cfg, task, name).num_params() == budget:
+      continue
+    own = dict(cfg.model_configs.get(name, {}) or {})
+    own.pop("num_params", None)
+    own.pop(key, None)
+    matched = meta.match_capacity([name], task.spec, budget, intent_dim=task.feature_dim,
+                                  base_configs={name: own})[name]
+    if name not in cfg.model_configs:
+      cfg.model_configs[name] = {}
+    cfg.model_configs[name][key] = matched[key]
 
 
 def run(config, grid: str, workdir: str, models: Sequence[str] = ()) -> dict[str, Any]:

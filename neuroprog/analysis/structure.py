@@ -90,18 +90,22 @@ def init_scale(spec, theta_IxT) -> dict[str, tuple[float, float]]:
   standard init up to sampling noise; a hypernetwork should start within
   0.5-2).
   Keyed by tensor name, in layout order; biases and gains are skipped."""
+  out = {}
+  for entry, values in _weight_tensors(spec, theta_IxT, min_programs=1):
+    ratio = values.std(1) / entry.init_std
+    out[entry.name] = (float(ratio.min()), float(ratio.max()))
+  return out
+
+
+def _weight_tensors(spec, theta_IxT, min_programs):
+  """[(layout entry, float64[I, size])] for the weight and embedding tensors."""
   theta = np.asarray(theta_IxT, np.float64)
   t = layout_lib.num_params(spec)
-  if theta.ndim != 2 or theta.shape[1] != t:
-    raise ValueError(f"theta has shape {theta.shape}; expected [I, {t}] for this spec.")
-  out, offset = {}, 0
-  for entry in layout_lib.layout(spec):
-    values = theta[:, offset:offset + entry.size]
-    offset += entry.size
-    if entry.kind in ("weight", "embed"):
-      ratio = values.std(1) / entry.init_std
-      out[entry.name] = (float(ratio.min()), float(ratio.max()))
-  return out
+  if theta.ndim != 2 or theta.shape[1] != t or theta.shape[0] < min_programs:
+    raise ValueError(f"theta has shape {theta.shape}; expected [I >= {min_programs}, "
+                     f"{t}] for this spec.")
+  return [(e, theta[:, e.offset:e.offset + e.size]) for e in layout_lib.layout(spec)
+          if e.kind in ("weight", "embed")]
 
 
 def intent_share(spec, theta_IxT) -> dict[str, float]:
@@ -115,15 +119,8 @@ def intent_share(spec, theta_IxT) -> dict[str, float]:
   a hypernetwork whose first layer is dominated by positional codes starts
   near 0 and has to learn to read the intent before it can fit several
   intents at once. Keyed by tensor name, in layout order."""
-  theta = np.asarray(theta_IxT, np.float64)
-  t = layout_lib.num_params(spec)
-  if theta.ndim != 2 or theta.shape[1] != t or theta.shape[0] < 2:
-    raise ValueError(f"theta has shape {theta.shape}; expected [I >= 2, {t}] for this spec.")
-  out, offset = {}, 0
-  for entry in layout_lib.layout(spec):
-    values = theta[:, offset:offset + entry.size]
-    offset += entry.size
-    if entry.kind in ("weight", "embed"):
-      total = values.var()
-      out[entry.name] = float(values.var(0).mean() / total) if total > 0 else 0.0
+  out = {}
+  for entry, values in _weight_tensors(spec, theta_IxT, min_programs=2):
+    total = values.var()
+    out[entry.name] = float(values.var(0).mean() / total) if total > 0 else 0.0
   return out

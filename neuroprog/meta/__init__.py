@@ -27,11 +27,34 @@ def _check_name(name):
     raise ValueError(f"Unknown meta-learner {name!r}; allowed: {list(NAMES)}.")
 
 
+def base_name(entry: str) -> str:
+  """The meta-learner of a model entry: `name` or a variant `name@label`.
+
+  A variant is the same meta-learner under a config of its own (a run trains
+  "meta_gnn" and "meta_gnn@library" side by side, each with its own options
+  and learning rate). ValueError names a bad entry and what is allowed.
+  """
+  name, sep, label = str(entry).partition("@")
+  if name not in NAMES or (sep and not (label and label.replace("_", "").isalnum()
+                                        and label.islower())):
+    raise ValueError(f"Unknown model {entry!r}; allowed: {list(NAMES)}, or a variant "
+                     "'name@label' with a lowercase alphanumeric label (e.g. "
+                     "'meta_gnn@library').")
+  return name
+
+
 def default_config(name: str, spec: specs_lib.Spec) -> dict:
   _check_name(name)
   if name == "direct":
     return dict(direct.defaults_for(spec))
   return dict(_MODULES[name].DEFAULTS)
+
+
+def default_learning_rate(name: str) -> float:
+  """The Adam learning rate of the model's recipe (used by the training loop
+  when a config names none for it)."""
+  _check_name(name)
+  return direct.LEARNING_RATE if name == "direct" else _MODULES[name].LEARNING_RATE
 
 
 def width_key(name: str, spec: specs_lib.Spec) -> str:

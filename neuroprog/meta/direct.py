@@ -15,6 +15,7 @@ from neuroprog import specs as specs_lib
 
 DEFAULTS_MLP = {"hidden": 64, "depth": 2}
 DEFAULTS_TOKENS = {"d_model": 32, "n_heads": 4, "n_layers": 2, "mlp_ratio": 2}
+LEARNING_RATE = 1e-3   # the Adam rate a config gets unless it names one
 
 
 def defaults_for(spec):

@@ -18,6 +18,7 @@ from neuroprog.meta import base, grouped
 DEFAULTS = {"d_slot": 4, "hidden": 32, "grouping": "orbit", "use_pe": True,
             "pe_features": graphs.DEFAULT_PE_FEATURES}
 WIDTH_KEY = "hidden"
+LEARNING_RATE = 1e-3   # the Adam rate a config gets unless it names one
 
 
 class MetaGMLPNet(nn.Module):

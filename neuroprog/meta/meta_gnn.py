@@ -5,7 +5,7 @@ For B intents at once, on the neural graph (N nodes, E edges) of the target:
 1. Group-tied encoders: h0_n = enc_node^{g(n)}([u || pe_n]),
    e0 = enc_edge^{g(e)}([u || pe_e]). Positional encodings enter here only.
    pe_e is [pe_sender || pe_receiver], plus `pe_random` fixed random features
-   (default 0, see `_edge_pe`). `pe_features` picks the encoding families
+   (default 10, see `_edge_pe`). `pe_features` picks the encoding families
    (default "sincos+ramp", see `build`).
 2. k rounds of message passing along both edge directions:
      e   <- LN(e + msg^{g(e)}_r([e, h_sender, h_receiver]))
@@ -47,11 +47,20 @@ import numpy as np
 from neuroprog import graphs
 from neuroprog.meta import base, grouped, static_rows
 
+# The recipe every task config uses (only the width d is matched per task).
+# pe_random = 10 and LEARNING_RATE were chosen on the training and validation
+# intents of ADDMOD and 1D-ARC (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run");
+# intent_input = "balanced" by `python -m experiments.select
+# --config=experiments/configs/addmod.py --models=meta_gnn ...` on ADDMOD's
+# validation primes (BUILD_NOTES.md, "One Meta-GNN recipe").
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
-            "pe_random": 0, "pe_features": graphs.DEFAULT_PE_FEATURES,
+            "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
             "intent_input": "balanced", "intent_weight": 0.5}
 WIDTH_KEY = "d"
+# The Adam rate a config gets unless it names one. At 1e-3 the ADDMOD and
+# 1D-ARC Meta-GNNs did not learn (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run").
+LEARNING_RATE = 3e-4
 AGGREGATIONS = ("sum", "mean")
 INTENT_INPUTS = ("balanced", "raw")
 

@@ -9,6 +9,7 @@ from neuroprog.meta import base
 
 DEFAULTS = {"hidden": 64, "depth": 2}
 WIDTH_KEY = "hidden"
+LEARNING_RATE = 1e-3   # the Adam rate a config gets unless it names one
 
 
 class MetaMLPNet(nn.Module):

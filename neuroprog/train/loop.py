@@ -33,10 +33,13 @@ Interrupted = run_loop.Interrupted
 # live (experiments/configs/*.py start from `default_config()`).
 SCHEMA = config_lib.ConfigSchema("meta-training", {
     "task": config_lib.REQUIRED,
+    # Meta-learners (neuroprog.meta.NAMES), or variants "name@label" that
+    # train the same learner under their own model_configs / learning_rates
+    # entry (e.g. "meta_gnn@library": the library defaults beside a tuned one).
     "models": ("direct", "meta_mlp", "meta_gmlp", "meta_gnn"),
     "model_configs": {},       # {model: options}; unset options: the model's DEFAULTS
     "learning_rates": {},      # {model: rate}; unset models: learning_rate
-    "learning_rate": 1e-3,
+    "learning_rate": None,     # None: each model's meta.default_learning_rate
     "grad_clip": 1.0,
     "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
@@ -58,17 +61,34 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
 
 
 def default_config(**values) -> ml_collections.ConfigDict:
-  """A meta-training ConfigDict with every key: the defaults, then `values`."""
-  return SCHEMA.default_config(**values)
+  """A meta-training ConfigDict with every key: the defaults, then `values`.
+
+  model_configs gets an entry per model of `models`, holding every option of
+  that learner for the task's default target (`meta.default_config`) updated
+  by the given ones: the config records the whole recipe each model trains
+  with, and any option can be overridden from the command line
+  (`--config.model_configs.meta_gnn.intent_input=raw`).
+  """
+  config = SCHEMA.default_config(**values)
+  spec = tasks.default_spec(config.task)
+  for name in config.models:
+    given = dict(config.model_configs.get(name, {}) or {})
+    config.model_configs[name] = {**meta.default_config(meta.base_name(name), spec),
+                                  **given}
+  return config
 
 
 def validate_config(config) -> None:
   """ValueError for unknown or missing keys and bad values, before any work."""
   SCHEMA.validate(config)
-  for name in _get(config, "models"):
-    if name not in meta.NAMES:
-      raise ValueError(f"config.models has unknown model {name!r}; allowed: "
-                       f"{list(meta.NAMES)}.")
+  models = _get(config, "models")
+  for name in models:
+    try:
+      meta.base_name(name)
+    except ValueError as e:
+      raise ValueError(f"config.models: {e}") from None
+  if len(set(models)) != len(models):
+    raise ValueError(f"config.models names a model twice: {list(models)}.")
 
 
 def _get(config, key):
@@ -90,7 +110,7 @@ def build_task(config) -> tasks.Task:
 def create_model(config, task, name) -> meta.MetaModel:
   cfg = dict(_get(config, "model_configs").get(name, {}) or {})
   cfg.pop("num_params", None)
-  return meta.create(name, task.spec, task.feature_dim, cfg)
+  return meta.create(meta.base_name(name), task.spec, task.feature_dim, cfg)
 
 
 def matched_model_configs(task_name: str, names=meta.NAMES, *,
@@ -102,8 +122,20 @@ def matched_model_configs(task_name: str, names=meta.NAMES, *,
                              intent_dim=task.feature_dim)
 
 
-def create_optimizer(config, name) -> optax.GradientTransformation:
+def learning_rate(config, name) -> float:
+  """The peak Adam rate of model entry `name`: config.learning_rates[name],
+  else config.learning_rate, else the learner's recipe
+  (`meta.default_learning_rate`)."""
   lr = _get(config, "learning_rates").get(name, _get(config, "learning_rate"))
+  if lr is None:
+    lr = meta.default_learning_rate(meta.base_name(name))
+  if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
+    raise ValueError(f"learning rate of {name!r}: {lr!r}; allowed: a number > 0.")
+  return float(lr)
+
+
+def create_optimizer(config, name) -> optax.GradientTransformation:
+  lr = learning_rate(config, name)
   clip = _get(config, "grad_clip")
   schedule = _get(config, "schedule")
   if schedule == "cosine":
