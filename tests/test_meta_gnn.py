@@ -101,11 +101,19 @@ def test_mean_aggregation_runs_and_differs_from_sum():
 def test_intent_scale_multiplies_the_intent_features():
   task = tasks.get("sumfirst")
   u = task.features([1, 3, 9])
-  scaled = _model(task, intent_scale=5.0)
-  plain = _model(task)
+  # Raw intents: the features themselves are scaled.
+  scaled = _model(task, intent_scale=5.0, intent_input="raw")
+  plain = _model(task, intent_input="raw")
   p = scaled.init(jax.random.key(0), u)   # head calibrated on 5 u
   np.testing.assert_allclose(scaled.apply(p, u), plain.apply(p, 5.0 * u), rtol=1e-5, atol=1e-6)
   assert float(jnp.abs(scaled.apply(p, u) - plain.apply(p, u)).max()) > 1e-3
+  # Balanced (the default): the standardized features are, so scaling is a
+  # stretch about the training intents' mean.
+  scaled, plain = _model(task, intent_scale=5.0), _model(task)
+  p = scaled.init(jax.random.key(0), u)
+  mean = np.asarray(p["intent"]["mean"])
+  np.testing.assert_allclose(scaled.apply(p, u), plain.apply(p, mean + 5.0 * (u - mean)),
+                             rtol=1e-4, atol=1e-5)
   with pytest.raises(ValueError, match=r"intent_scale=0.0; allowed: > 0"):
     _model(task, intent_scale=0.0)
 
@@ -118,7 +126,7 @@ def test_random_edge_features_give_weights_their_own_initial_values():
   (measured), at n_edge_groups * k * d more parameters."""
   task = tasks.get("sumfirst")
   u = task.features(task.train_intents)
-  plain = _model(task, grouping="orbit")
+  plain = _model(task, grouping="orbit", pe_random=0)
   noisy = _model(task, grouping="orbit", pe_random=16)
   n_edge_groups = graphs.neural_graph(task.spec, "orbit").num_edge_groups
   assert noisy.num_params() - plain.num_params() == n_edge_groups * 16 * SMALL["d"]
@@ -139,7 +147,8 @@ def test_pe_features_ramp_is_the_full_encoding_with_sincos_weights_zeroed(name):
   and the rest copied from the ramp-only model generates the same θ."""
   task = tasks.get("sumfirst")
   u = task.features(task.train_intents)
-  cfg = {**SMALL, "grouping": "role"} if name == "meta_gnn" else {"grouping": "role"}
+  cfg = ({**SMALL, "grouping": "role", "pe_random": 0} if name == "meta_gnn"
+         else {"grouping": "role"})
   full = meta.create(name, task.spec, task.feature_dim, cfg)
   ramp = meta.create(name, task.spec, task.feature_dim, {**cfg, "pe_features": "ramp"})
   p_ramp = ramp.init(jax.random.key(1), u)

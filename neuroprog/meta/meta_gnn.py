@@ -170,7 +170,12 @@ def _edge_pe(ng, n_random, edge_cols):
   codes = ng.edge_pe[:, edge_cols]
   if not n_random:
     return codes
-  noise = np.random.default_rng(0).standard_normal((len(ng.senders), n_random))
+  # Drawn in θ-slot order, so that each weight keeps its features however
+  # the graph enumerates its edges (they travel with the element, like the
+  # codes).
+  noise = np.empty((len(ng.senders), n_random))
+  noise[np.argsort(ng.edge_slot, kind="stable")] = np.random.default_rng(0).standard_normal(
+      (len(ng.senders), n_random))
   return np.concatenate([codes, noise], 1).astype(np.float32)
 
 
