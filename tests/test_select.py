@@ -48,7 +48,17 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
     evaluated.extend(intents)
     return original(self, params_S, intents, key)
   monkeypatch.setattr(loop.Trainer, "evaluate", recording)
+  partial = []   # selection.json as it stands when the second candidate starts
+  original_train = loop.train_model
+
+  def train_and_peek(cfg, *args, **kwargs):
+    if cfg.learning_rates["meta_mlp"] == 1e-9:
+      partial.append(json.load(open(tmp_path / "selection.json")))
+    return original_train(cfg, *args, **kwargs)
+  monkeypatch.setattr(loop, "train_model", train_and_peek)
   out = select.run(c, "learning_rates.meta_mlp=3e-3,1e-9", str(tmp_path), ["meta_mlp"])
+  assert not partial[0]["complete"] and len(partial[0]["rows"]) == 1
+  assert out["complete"]
   assert evaluated and not set(evaluated) & set(task.ood_intents)
   assert set(evaluated) == set(task.train_intents) | set(task.val_intents)
   rows = out["rows"]
@@ -61,8 +71,9 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
   best = max(rows, key=lambda r: r["val_score"])["candidate"]
   assert out["chosen"]["meta_mlp"]["candidate"] == best
   saved = json.load(open(tmp_path / "selection.json"))
-  assert saved["chosen"] == out["chosen"] and "OOD intents were not evaluated" in open(
-      tmp_path / "selection.md").read()
+  text = open(tmp_path / "selection.md").read()
+  assert saved["chosen"] == out["chosen"] and "OOD intents were not evaluated" in text
+  assert "INCOMPLETE" not in text
   assert os.path.exists(tmp_path / "candidate_01" / "config.json")
   # A rerun resumes every candidate from its checkpoints and chooses the same.
   again = select.run(c, "learning_rates.meta_mlp=3e-3,1e-9", str(tmp_path), ["meta_mlp"])

@@ -153,27 +153,35 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = ()) -> dict[str
                      "val_score": float(np.mean(r["val_mean"])),
                      "val_std": float(np.std(r["val_mean"])),
                      "id_score": float(np.mean(r["id_mean"]))})
+    # Written after every candidate: a stopped run shows what it has, marked
+    # incomplete; its choice counts only once every candidate is in.
+    result = _result(config, task, grid, axes, models, rows, complete=i == len(cands) - 1)
+    with open(os.path.join(workdir, "selection.json"), "w") as f:
+      json.dump(result, f, indent=1)
+    with open(os.path.join(workdir, "selection.md"), "w") as f:
+      f.write(markdown(result) + "\n")
+  return result
+
+
+def _result(config, task, grid, axes, models, rows, complete):
   chosen = {}
   for name in models:
     mine = [r for r in rows if r["model"] == name]
     best = max(mine, key=lambda r: (r["val_score"], -r["candidate"]))
     chosen[name] = {"candidate": best["candidate"], "overrides": best["overrides"],
                     "val_score": best["val_score"]}
-  result = {"task": config.task, "grid": grid, "axes": [[p, v] for p, v in axes],
-            "val_intents": [task.format_intent(i) for i in task.val_intents],
-            "rows": rows, "chosen": chosen}
-  with open(os.path.join(workdir, "selection.json"), "w") as f:
-    json.dump(result, f, indent=1)
-  with open(os.path.join(workdir, "selection.md"), "w") as f:
-    f.write(markdown(result) + "\n")
-  return result
+  return {"task": config.task, "grid": grid, "axes": [[p, v] for p, v in axes],
+          "val_intents": [task.format_intent(i) for i in task.val_intents],
+          "complete": complete, "rows": rows, "chosen": chosen}
 
 
 def markdown(result) -> str:
   """selection.md: one row per (candidate, model), the chosen ones in bold."""
   paths = [p for p, _ in result["axes"]]
   lines = [f"Validation intents: {', '.join(result['val_intents'])}. OOD intents were not "
-           "evaluated.", "",
+           "evaluated."
+           + ("" if result.get("complete", True) else
+              " INCOMPLETE: not every candidate has run; the choice is provisional."), "",
            "| model | " + " | ".join(paths) + " | params | seeds | ID mean | val mean ± std |",
            "|---|" + "---|" * len(paths) + "---|---|---|---|"]
   for r in result["rows"]:
