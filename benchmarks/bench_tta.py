@@ -27,6 +27,8 @@ OOD intents are never evaluated.
   python benchmarks/bench_tta.py --task addmod [--models meta_mlp,meta_gnn] \
       [--seeds 10] [--max_steps 20000] [--eval_every 500]
   python benchmarks/bench_tta.py --task sumfirst      # validation n = 6
+  python benchmarks/bench_tta.py --task addmod --models meta_gnn \
+      --set "model_configs.meta_gnn.rounds=1"   # width re-matched as in select
 """
 
 import argparse
@@ -42,10 +44,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 
+from experiments.pipelines import select  # pylint: disable=g-import-not-at-top,wrong-import-position
 from neuroprog.train import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-# Validation intents for configs that name none: held out of training, never OOD.
-DEFAULT_VAL = {"sumfirst": ("n=6",)}
 
 
 def _positive(text):
@@ -123,6 +124,9 @@ def main():
                   help="stop a model after this much training time")
   ap.add_argument("--steps", type=_positive, default=None,
                   help="schedule length (default: the config's steps)")
+  ap.add_argument("--set", default="", dest="overrides",
+                  help="config overrides 'path=value;path2=value2', paths as in "
+                       "experiments.select (e.g. model_configs.meta_gnn.rounds=1)")
   args = ap.parse_args()
   if not 0 < args.threshold <= 1:
     raise SystemExit(f"--threshold={args.threshold}; allowed: (0, 1].")
@@ -132,7 +136,12 @@ def main():
   if args.steps:
     config.steps = args.steps
   if not config.val_intents:
-    config.val_intents = DEFAULT_VAL[args.task]
+    raise SystemExit(f"experiments/configs/{args.task}.py names no validation intents.")
+  if args.overrides:
+    axes = select.parse_grid(args.overrides)
+    if any(len(values) != 1 for _, values in axes):
+      raise SystemExit(f"--set {args.overrides!r}: one value per path.")
+    config = select.candidates(config, axes)[0][1]
   models = args.models.split(",") if args.models else list(config.models)
   bad = sorted(set(models) - set(config.models))
   if bad:
@@ -144,7 +153,8 @@ def main():
                               eval_every=args.eval_every, threshold=args.threshold,
                               patience=args.patience, max_seconds=args.max_seconds)
     after = common.matmul_gflops()
-    common.emit({"bench": "tta", "task": args.task, "schedule_steps": config.steps,
+    common.emit({"bench": "tta", "task": args.task, "overrides": args.overrides,
+                 "schedule_steps": config.steps,
                  "val_intents": list(config.val_intents), **record,
                  "matmul_gflops": [round(before, 1), round(after, 1)], **common.machine()})
 
