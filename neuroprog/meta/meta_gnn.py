@@ -50,13 +50,13 @@ from neuroprog.meta import base, grouped, static_rows
 # The recipe every task config uses (only the width d is matched per task).
 # pe_random = 10 and LEARNING_RATE were chosen on the training and validation
 # intents of ADDMOD and 1D-ARC (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run");
-# intent_input = "balanced" by `python -m experiments.select
+# intent_input = "raw" over "balanced" by `python -m experiments.select
 # --config=experiments/configs/addmod.py --models=meta_gnn ...` on ADDMOD's
 # validation primes (BUILD_NOTES.md, "One Meta-GNN recipe").
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
-            "intent_input": "balanced", "intent_weight": 0.5}
+            "intent_input": "raw", "intent_weight": 0.5}
 WIDTH_KEY = "d"
 # The Adam rate a config gets unless it names one. At 1e-3 the ADDMOD and
 # 1D-ARC Meta-GNNs did not learn (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run").
@@ -182,16 +182,17 @@ def _edge_pe(ng, n_random, edge_cols):
 def build(spec, intent_dim, config, graph=None):
   """graph: a NeuralGraph to use instead of neural_graph(spec, grouping).
 
-  config.intent_input: "balanced" (default) standardizes the intent features
+  config.intent_input: "balanced" standardizes the intent features
   on the training intents (`base.Hypernetwork`) and initialises the encoders'
   first layer so that intent and positional codes each give half of its
   output variance (`grouped.GroupedIntentEncoder`; config.intent_weight sets
-  the intent's share, default 0.5); "raw" feeds the features
-  as the task gives them, under a standard init of [u || pe]. Why: under
-  "raw" the ADDMOD Meta-GNN's initial θ varied 1-6% between training
-  intents against Meta-MLP's 34-40% (`experiments.init_structure` prints the
-  intent share), so it had to learn to read the intent before it could fit
-  several intents at once.
+  the intent's share, default 0.5); "raw" (default) feeds the features
+  as the task gives them, under a standard init of [u || pe]. Under "raw"
+  the ADDMOD Meta-GNN's initial θ varies 1-6% between training intents
+  against Meta-MLP's 34-40% (`experiments.init_structure` prints the intent
+  share); "balanced" raises that to 13-62%, and on ADDMOD's validation
+  primes it generalised worse: it fitted the training primes apart instead
+  of through shared structure (BUILD_NOTES.md, "One Meta-GNN recipe").
   config.intent_scale multiplies the (standardized) intent features before
   the encoders.
   config.pe_random appends that many fixed random features to each edge's
