@@ -29,14 +29,29 @@ MODEL_CONFIGS = {
     "direct": {"hidden": 217},
     "meta_mlp": {"hidden": 146},
     "meta_gmlp": {"hidden": 31},
-    # The library's Meta-GNN recipe (neuroprog/meta/meta_gnn.py), width only.
-    "meta_gnn": {"d": 23},
+    # Task-specific (TASK_SPECIFIC_META_GNN), chosen on validation n = 6 by
+    #   python -m experiments.select --config=experiments/configs/sumfirst.py \
+    #     --models=meta_gnn --grid="model_configs.meta_gnn.intent_input=balanced,raw;\
+    #     model_configs.meta_gnn.grouping=orbit,role;\
+    #     model_configs.meta_gnn.pe_features=sincos+ramp,ramp"
+    # (role grouping and the index ramp alone: best of 8, val 0.247), then
+    #   ... --config.model_configs.meta_gnn.grouping=role \
+    #     --config.model_configs.meta_gnn.pe_features=ramp \
+    #     --config.model_configs.meta_gnn.pe_random=0 \
+    #     --config.model_configs.meta_gnn.d=26 --grid="learning_rates.meta_gnn=3e-4,1e-3"
+    # (without the recipe's random edge features: val 1.000 at the recipe's
+    # 3e-4). BUILD_NOTES.md, "One Meta-GNN recipe".
+    "meta_gnn": {"d": 26, "grouping": "role", "pe_features": "ramp", "pe_random": 0},
+    # The library recipe at matched width, beside it.
+    "meta_gnn@library": {"d": 23},
 }
+TASK_SPECIFIC_META_GNN = ("grouping", "pe_features", "pe_random")
 
 
 def get_config():
   return loop.default_config(
       task="sumfirst",
+      models=("direct", "meta_mlp", "meta_gmlp", "meta_gnn", "meta_gnn@library"),
       model_configs=MODEL_CONFIGS,
       learning_rates={"direct": 3e-3, "meta_mlp": 3e-3, "meta_gmlp": 1e-3},
       ood_intents=("n=4", "n=8"),
