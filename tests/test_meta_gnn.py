@@ -107,9 +107,10 @@ def test_intent_scale_multiplies_the_intent_features():
   p = scaled.init(jax.random.key(0), u)   # head calibrated on 5 u
   np.testing.assert_allclose(scaled.apply(p, u), plain.apply(p, 5.0 * u), rtol=1e-5, atol=1e-6)
   assert float(jnp.abs(scaled.apply(p, u) - plain.apply(p, u)).max()) > 1e-3
-  # Balanced (the default): the standardized features are, so scaling is a
+  # Balanced: the standardized features are, so scaling is a
   # stretch about the training intents' mean.
-  scaled, plain = _model(task, intent_scale=5.0), _model(task)
+  scaled = _model(task, intent_scale=5.0, intent_input="balanced")
+  plain = _model(task, intent_input="balanced")
   p = scaled.init(jax.random.key(0), u)
   mean = np.asarray(p["intent"]["mean"])
   np.testing.assert_allclose(scaled.apply(p, u), plain.apply(p, mean + 5.0 * (u - mean)),
