@@ -8,16 +8,16 @@ All four models are capacity-matched to 50,000 trainable parameters (within
 and 3,000 steps (1 min 19 s on the 2-core CPU including the install,
 2026-12-01; about 3 min on this VM's slower host).
 
-Measured on the 2-core CPU, 2026-12-01, 3 min 53 s (6,000 steps; this VM's
-faster host, other jobs sharing it for part of the run); GPU run time not yet
-measured:
+Measured on the 2-core CPU, 2026-12-01 19:51-20:16 UTC (commit 47df77f, cores
+shared for most of it); GPU run time not yet measured:
 
 | model | params | seeds | ID mean ± std | OOD mean ± std | OOD max over seeds |
 |---|---|---|---|---|---|
-| direct | 50,128 | 10 | 0.787 ± 0.084 | 0.162 ± 0.009 | 0.183 |
-| meta_mlp | 50,133 | 10 | 1.000 ± 0.000 | 0.159 ± 0.008 | 0.169 |
-| meta_gmlp | 50,664 | 10 | 1.000 ± 0.000 | 0.157 ± 0.030 | 0.212 |
-| meta_gnn | 49,127 | 10 | 1.000 ± 0.000 | 1.000 ± 0.000 | 1.000 |
+| direct | 50,128 | 10 | 0.935 ± 0.039 | 0.166 ± 0.008 | 0.178 |
+| meta_mlp | 50,133 | 10 | 1.000 ± 0.000 | 0.173 ± 0.004 | 0.179 |
+| meta_gmlp | 50,664 | 10 | 1.000 ± 0.000 | 0.159 ± 0.033 | 0.187 |
+| meta_gnn | 49,127 | 10 | 1.000 ± 0.000 | 0.998 ± 0.005 | 1.000 |
+| meta_gnn@library | 49,918 | 10 | 1.000 ± 0.000 | 0.160 ± 0.016 | 0.184 |
 """
 
 from neuroprog.train import loop
