@@ -1,12 +1,15 @@
-"""SUMFIRST-n at the paper's scale: 4 meta-learners x 10 seeds, OOD n in {4, 8}.
+"""SUMFIRST-n at the paper's scale: 4 meta-learners (plus Meta-GNN's library
+recipe as `meta_gnn@library`) x 10 seeds, OOD n in {4, 8}, validation n = 6.
 
   python -m experiments.synthesize --config=experiments/configs/sumfirst.py \
       --workdir=workdirs/sumfirst
 
-All four models are capacity-matched to 50,000 trainable parameters (within
-10%; `neuroprog.meta.match_capacity`). `make run` uses this config with 4 seeds
-and 3,000 steps (1 min 19 s on the 2-core CPU including the install,
-2026-12-01; about 3 min on this VM's slower host).
+All models are capacity-matched to 50,000 trainable parameters (within 10%;
+`neuroprog.meta.match_capacity`). `make run` uses this config with 4 seeds
+and 3,000 steps (9 min 05 s on the 2-core CPU with its cores shared,
+2026-12-01 20:00 UTC; about 1.5 min alone with the earlier four-model config).
+The 6,000-step length was chosen in an earlier session while reading OOD
+results (README says so); the Meta-GNN settings below were chosen on n = 6.
 
 Measured on the 2-core CPU, 2026-12-01 19:51-20:16 UTC (commit 47df77f, cores
 shared for most of it); GPU run time not yet measured:
