@@ -188,3 +188,29 @@ def _pe_rows(n_rows):
   # || node/edge flag].
   assert n_rows == 1 + graphs.EDGE_PE_DIM + 1, n_rows
   return np.concatenate([[0], 1 + edge, [1 + graphs.EDGE_PE_DIM]])
+
+
+def test_intent_film_starts_as_the_additive_model_and_keeps_equivariance():
+  """intent_film adds a zero-initialised gain (1 + u W_g): the initial θ is
+  the plain model's; a nonzero gain changes θ and keeps the symmetry."""
+  task = tasks.get("sumfirst")
+  u = task.features(task.train_intents[:3])
+  plain = _model(task, grouping="orbit", use_pe=False)
+  film = _model(task, grouping="orbit", use_pe=False, intent_film=True)
+  params = film.init(jax.random.key(0), u)
+  p_plain = plain.init(jax.random.key(0), u)
+  np.testing.assert_allclose(film.apply(params, u), plain.apply(p_plain, u), rtol=1e-6,
+                             atol=1e-7)
+  n_groups = graphs.neural_graph(task.spec, "orbit")
+  extra = (n_groups.num_node_groups + n_groups.num_edge_groups) * task.feature_dim * SMALL["d"]
+  assert film.num_params() - plain.num_params() == extra
+  gained = jax.tree_util.tree_map_with_path(
+      lambda path, x: jnp.full_like(x, 0.7) if "kernel_film" in jax.tree_util.keystr(path)
+      else x, params)
+  theta = film.apply(gained, u)
+  assert float(jnp.abs(theta - film.apply(params, u)).max()) > 1e-3
+  perm = neuroprog.random_automorphism(task.spec, 1)
+  assert np.any(perm != np.arange(len(perm)))
+  np.testing.assert_allclose(theta[:, perm], theta, rtol=1e-4, atol=1e-5)
+  with pytest.raises(ValueError, match=r"intent_film='yes'; allowed: True or False"):
+    _model(task, intent_film="yes")

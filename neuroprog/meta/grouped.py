@@ -243,6 +243,13 @@ class GroupedIntentEncoder(nn.Module):
   sqrt(1 / 2F) and the positional block sqrt(1 / 2 mean_i |pe_i|^2), so for
   unit-variance (standardized) intents each block gives half of the output
   variance, whatever the number of positional features.
+
+  film=True multiplies the result by (1 + u W^film_g), a group-tied FiLM
+  gain of the intent. Without it the layer is additive in u and pe_i, so an
+  element's state is f(pe_i) + g(u) until the nonlinearities mix them; the
+  gain puts the products pe_i x u (e.g. token index x 1/p) into the first
+  layer. W^film starts at zero, so the initial function (and θ) is the
+  additive one's.
   """
   buckets: tuple[tuple[int, int, int, int], ...]
   n_groups: int
@@ -251,6 +258,7 @@ class GroupedIntentEncoder(nn.Module):
   segmented: bool = False
   balanced: bool = False
   intent_weight: float = 0.5    # balanced: the intent's share of the output variance
+  film: bool = False
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -278,6 +286,13 @@ class GroupedIntentEncoder(nn.Module):
       pe = tuple(jnp.asarray(self.pe[start:start + n * size])[:, None]
                  for start, n, size, _ in self.buckets)
       z = [zs + ps for zs, ps in zip(z, bucketed_dense(pe, w_pe, zero, self.buckets))]
+    if self.film:
+      w_film = self.param("kernel_film", nn.initializers.zeros,
+                          (self.n_groups, f_dim, self.features))
+      gain_GxBxF = 1.0 + jnp.einsum("bf,gfe->gbe", u_BxF, w_film)
+      z = [zs * jnp.broadcast_to(gain_GxBxF[g0:g0 + n, None],
+                                 (n, size, b, f)).reshape(n * size, b, f)
+           for zs, (_, n, size, g0) in zip(z, self.buckets)]
     if self.segmented:
       return tuple(z)
     return jnp.concatenate(z, 0) if len(z) > 1 else z[0]

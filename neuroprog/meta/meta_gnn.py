@@ -56,7 +56,7 @@ from neuroprog.meta import base, grouped, static_rows
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
-            "intent_input": "raw", "intent_weight": 0.5}
+            "intent_input": "raw", "intent_weight": 0.5, "intent_film": False}
 WIDTH_KEY = "d"
 # The Adam rate a config gets unless it names one. At 1e-3 the ADDMOD and
 # 1D-ARC Meta-GNNs did not learn (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run").
@@ -90,6 +90,7 @@ class MetaGNNNet(nn.Module):
   intent_scale: float = 1.0
   balanced: bool = False       # intent_input == "balanced" (GroupedIntentEncoder)
   intent_weight: float = 0.5
+  intent_film: bool = False    # FiLM gain of the intent in the encoders' first layer
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -109,6 +110,7 @@ class MetaGNNNet(nn.Module):
       z = grouped.GroupedIntentEncoder(buckets, groups, pe, d, segmented,
                                        balanced=self.balanced,
                                        intent_weight=self.intent_weight,
+                                       film=self.intent_film,
                                        name=f"{name}_in")(u_BxF)
       z = grouped.GroupedDense(msg_buckets, msg_groups, d, name=f"{name}_hidden")(
           each(nn.gelu, z))
@@ -193,6 +195,8 @@ def build(spec, intent_dim, config, graph=None):
   share); "balanced" raises that to 13-62%, and on ADDMOD's validation
   primes it generalised worse: it fitted the training primes apart instead
   of through shared structure (BUILD_NOTES.md, "One Meta-GNN recipe").
+  config.intent_film (default False) multiplies the encoders' first layer
+  by a group-tied gain (1 + u W_g), zero at init (`grouped.GroupedIntentEncoder`).
   config.intent_scale multiplies the (standardized) intent features before
   the encoders.
   config.pe_random appends that many fixed random features to each edge's
@@ -225,6 +229,8 @@ def build(spec, intent_dim, config, graph=None):
   if not 0.0 < float(config.intent_weight) < 1.0:
     raise ValueError(f"meta_gnn: intent_weight={config.intent_weight!r}; allowed: "
                      "a float in (0, 1).")
+  if not isinstance(config.intent_film, (bool, np.bool_)):
+    raise ValueError(f"meta_gnn: intent_film={config.intent_film!r}; allowed: True or False.")
   if config.aggregation not in AGGREGATIONS:
     raise ValueError(f"meta_gnn: aggregation {config.aggregation!r} is not "
                      f"supported; allowed: {list(AGGREGATIONS)}.")
@@ -270,5 +276,6 @@ def build(spec, intent_dim, config, graph=None):
       rounds=int(config.rounds), aggregation=config.aggregation,
       intent_scale=float(config.intent_scale),
       balanced=config.intent_input == "balanced",
-      intent_weight=float(config.intent_weight))
+      intent_weight=float(config.intent_weight),
+      intent_film=bool(config.intent_film))
   return net, base.head_layout(spec)
