@@ -20,7 +20,12 @@ trained on):
    `guidance`, the surrogate's ranking of the valid unique candidates, and
    `lookups` = m look-ups of the top-ranked ones (if m > 1 the one with the
    best validation accuracy is kept). The chosen cell's *test* accuracy and
-   its rank among all 15,625 are reported. Also: the surrogate's Spearman,
+   its rank among all 15,625 are reported, beside three baselines on the same
+   seeds and support sets (`pnag.search`): (a) zero-shot transfer (the best
+   summed validation percentile on the source datasets, no target
+   evaluation), (b) random search with as many target evaluations as PNAG
+   (support + look-ups), (c) the surrogate alone ranking every enumerated
+   cell with the same support set. Also: the surrogate's Spearman,
    Kendall and top-1% precision over the whole space, and the control curve
    (mean test accuracy of `control_samples` samples at each of `levels`).
 
@@ -175,10 +180,17 @@ def evaluate_target(config, model, sur, table, target, others) -> dict[str, Any]
   ops, adj = table.encodings
   val, test = table.accuracy(target, "val"), table.accuracy(target, "test")
   rank, picks, curves = [], [], []
+  baselines = {"zero_shot": [], "random": [], "surrogate": []}
   for seed in range(_get(config, "eval_seeds")):
     rng = np.random.default_rng([_get(config, "seed"), seed, 23])
     sidx = sur_lib.support_indices(rng, len(table), sur.cfg.support_size)
     rank.append(sur_lib.evaluate(sur, ops, adj, val, test, sidx))
+    baselines["zero_shot"].append(search.zero_shot_transfer(table, target, others))
+    baselines["random"].append(search.random_search(
+        table, target, sidx, _get(config, "lookups"),
+        np.random.default_rng([_get(config, "seed"), seed, 29])))
+    baselines["surrogate"].append(search.surrogate_search(sur, table, target, sidx,
+                                                          _get(config, "lookups")))
     key = jax.random.fold_in(jax.random.key(_get(config, "seed") + 1000), seed)
     picks.append(search.search(model, sur, table, target, sidx, key,
                         level=_get(config, "search_level"),
@@ -205,6 +217,9 @@ def evaluate_target(config, model, sur, table, target, others) -> dict[str, Any]
                  "within_top5": int(sum(p["top_fraction"] is not None
                                         and p["top_fraction"] <= 0.05 for p in picks)),
                  "picks": picks},
+      "methods": {name: _method_summary(p) for name, p in
+                  (("zero_shot", baselines["zero_shot"]), ("random", baselines["random"]),
+                   ("surrogate", baselines["surrogate"]), ("pnag", picks))},
       "best_test_accuracy": float(test.max()),
       "control": {"levels": levels, "mean_test_accuracy": curve_mean,
                   "per_seed": curves,
@@ -216,10 +231,39 @@ def evaluate_target(config, model, sur, table, target, others) -> dict[str, Any]
   }
 
 
+# The comparison table's rows, in order: the three baselines, then PNAG.
+METHODS = {
+    "zero_shot": "(a) zero-shot transfer: best summed val percentile on the sources",
+    "random": "(b) random search, same target evaluations",
+    "surrogate": "(c) surrogate ranks every cell, same support",
+    "pnag": "(d) PNAG: conditioned generator, surrogate ranks its samples",
+}
+
+
+def _method_summary(picks):
+  """Per method: test accuracy and rank share of the pick over seeds, the
+  evaluations used, and the picks."""
+  return {"test_accuracy": _mean_std([p["test_accuracy"] for p in picks]),
+          "top_fraction": _mean_std([p["top_fraction"] for p in picks]),
+          "evaluations": int(max(p["evaluations"] for p in picks)),
+          "picks": [p["index"] for p in picks],
+          # per seed: the cells whose target validation accuracy it read
+          "evaluated": [p["evaluated"] for p in picks]}
+
+
+def winner(methods) -> str:
+  """The method with the best mean test accuracy of its pick (ties: the
+  one with fewer evaluations, then the earlier row)."""
+  ok = {k: m for k, m in methods.items() if m["test_accuracy"]["mean"] is not None}
+  return min(ok, key=lambda k: (-round(ok[k]["test_accuracy"]["mean"], 6),
+                                ok[k]["evaluations"], list(METHODS).index(k)))
+
+
 def _summary_line(r):
   return {"rho": r["surrogate"]["spearman"]["mean"],
           "top_fraction": r["search"]["top_fraction"]["values"],
           "test_acc": r["search"]["test_accuracy"]["values"],
+          "baselines_test_acc": {k: m["test_accuracy"]["mean"] for k, m in r["methods"].items()},
           "control": r["control"]["mean_test_accuracy"]}
 
 
@@ -246,5 +290,22 @@ def markdown(results) -> str:
         f"{pick['lookups']} (+{pick['support_evaluations']} support) | "
         + ", ".join(f"{lv:g}: {v:.2f}" for lv, v in zip(c["levels"], c["mean_test_accuracy"]))
         + f" | {c['monotonic']} |")
+  lines += ["", "Against the baselines (same seeds and support sets; test accuracy of the "
+            "pick, its rank share among all cells, target evaluations used):", ""]
+  for t, r in results["targets"].items():
+    lines += [f"**{t}** (best in table {r['best_test_accuracy']:.2f}; winner: "
+              f"{winner(r['methods'])})", "",
+              "| method | test acc of pick (mean +- std) | rank share mean (worst) | "
+              "evaluations |", "|---|---|---|---|"]
+    for k, label in METHODS.items():
+      m = r["methods"][k]
+      acc, frac = m["test_accuracy"], m["top_fraction"]
+      if acc["mean"] is None:
+        lines.append(f"| {label} | no pick | - | {m['evaluations']} |")
+        continue
+      lines.append(f"| {label} | {acc['mean']:.2f} +- {acc['std']:.2f} | "
+                   f"{100 * frac['mean']:.3f}% ({100 * frac['max']:.3f}%) | "
+                   f"{m['evaluations']} |")
+    lines.append("")
   return "\n".join(lines)
 

@@ -9,12 +9,19 @@ support sets, `context_bank`). `search` generates candidates at a level,
 ranks the valid unique ones with the surrogate and looks the best up;
 `control_curve` measures how the samples' accuracy follows the level.
 
+Baselines a search must beat, on the same table, target and support set
+(`zero_shot_transfer`, `random_search`, `surrogate_search`): each returns the
+same dict as `search`, with the number of target evaluations it used. Every
+function reads the target's validation accuracies only at the cells it
+evaluates (the support set and its look-ups) and its test accuracies only to
+report the pick.
+
 The whole leave-one-dataset-out experiment is `experiments/search.py`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -81,6 +88,66 @@ def make_cond_fn(pct_DxM, bank_DxRxC, uncond_prob):
   return cond_fn
 
 
+def _report(table, target, best, evaluated, counts) -> dict[str, Any]:
+  """The pick `best` (a cell index) with its target accuracies and rank;
+  `evaluated`: the cells whose target validation accuracy the method read."""
+  val, test = table.accuracy(target, "val"), table.accuracy(target, "test")
+  return {"arch": table.archs[best], "index": int(best), "test_accuracy": float(test[best]),
+          "val_accuracy": float(val[best]), "top_fraction": top_fraction(test, test[best]),
+          "evaluated": sorted(int(i) for i in set(np.asarray(evaluated).tolist())),
+          **counts}
+
+
+def _keep_best_val(table, target, looked_up) -> int:
+  """The looked-up cell with the best target validation accuracy (first on ties)."""
+  val = table.accuracy(target, "val")
+  looked_up = np.asarray(looked_up)
+  return int(looked_up[np.argmax(val[looked_up])])
+
+
+def zero_shot_transfer(table: data.NB201Table, target: str,
+                       sources: Optional[Sequence[str]] = None) -> dict[str, Any]:
+  """Baseline (a): the cell with the highest summed validation percentile
+  over the source datasets (default: all but `target`). No target evaluation.
+  Ties break to the lower index."""
+  sources = [d for d in (sources or table.datasets) if d != target]
+  if not sources:
+    raise ValueError(f"zero_shot_transfer: no source dataset besides {target!r}.")
+  total = np.sum([percentiles(table.accuracy(d, "val")) for d in sources], 0)
+  return _report(table, target, int(np.argmax(total)), [],
+                 {"lookups": 0, "support_evaluations": 0, "evaluations": 0})
+
+
+def random_search(table: data.NB201Table, target: str, support_idx, lookups: int,
+                  rng: np.random.Generator) -> dict[str, Any]:
+  """Baseline (b): the support cells (uniform draws, already evaluated) plus
+  `lookups` more distinct uniform draws; the best validation accuracy among
+  all of them. Same number of target evaluations as `search`."""
+  support_idx = np.asarray(support_idx)
+  rest = np.setdiff1d(np.arange(len(table)), support_idx)
+  extra = rng.choice(rest, lookups, replace=False)
+  evaluated = np.concatenate([support_idx, extra])
+  return _report(table, target, _keep_best_val(table, target, evaluated), evaluated,
+                 {"lookups": int(lookups), "support_evaluations": int(len(support_idx)),
+                  "evaluations": int(len(evaluated))})
+
+
+def surrogate_search(sur: sur_lib.Surrogate, table: data.NB201Table, target: str,
+                     support_idx, lookups: int) -> dict[str, Any]:
+  """Baseline (c): the surrogate, given the support set's context, ranks
+  every enumerated cell; the top `lookups` are looked up and the best
+  validation accuracy among them kept (`search` without the generator)."""
+  ops, adj = table.encodings
+  val = table.accuracy(target, "val")
+  ctx = sur.context(ops[support_idx], adj[support_idx], val[support_idx])
+  scores = sur.score(ops, adj, ctx)
+  picked = np.argsort(-scores, kind="stable")[:lookups]
+  return _report(table, target, _keep_best_val(table, target, picked),
+                 np.concatenate([support_idx, picked]),
+                 {"lookups": int(lookups), "support_evaluations": int(len(support_idx)),
+                  "evaluations": int(len(support_idx) + lookups)})
+
+
 def search(model: model_lib.PNAG, sur: sur_lib.Surrogate, table: data.NB201Table,
            target: str, support_idx, key, *, level: float, num_candidates: int,
            lookups: int, guidance: float, temperature: float = 1.0) -> dict[str, Any]:
@@ -89,7 +156,7 @@ def search(model: model_lib.PNAG, sur: sur_lib.Surrogate, table: data.NB201Table
   Returns the chosen cell, its test accuracy and rank share, and counts.
   """
   ops, adj = table.encodings
-  val, test = table.accuracy(target, "val"), table.accuracy(target, "test")
+  val = table.accuracy(target, "val")
   ctx = sur.context(ops[support_idx], adj[support_idx], val[support_idx])
   cond = condition(jnp.full((num_candidates,), level), jnp.broadcast_to(
       ctx, (num_candidates, ctx.shape[-1])))
@@ -99,19 +166,19 @@ def search(model: model_lib.PNAG, sur: sur_lib.Surrogate, table: data.NB201Table
                        temperature=temperature, decode="argmax")
   cands = sorted({table.index_of(a) for a in s.archs if a is not None})
   counts = {"valid": float(np.mean(s.valid)), "unique_valid": int(len(cands)),
-            "lookups": int(lookups), "support_evaluations": int(len(support_idx))}
+            "lookups": int(lookups), "support_evaluations": int(len(support_idx)),
+            "evaluations": int(len(support_idx) + lookups)}
   if not cands:   # an undertrained generator: a failed search, not an exception
     logger.warning("search on %s: no valid sample among %d candidates.", target,
                    num_candidates)
     return {"arch": None, "index": None, "test_accuracy": None, "val_accuracy": None,
-            "top_fraction": None, **counts}
+            "top_fraction": None, "evaluated": sorted(int(i) for i in support_idx), **counts}
   cands = np.array(cands)
   scores = sur.score(ops[cands], adj[cands], ctx)
   picked = cands[np.argsort(-scores, kind="stable")[:lookups]]
-  best = int(picked[np.argmax(val[picked])])   # the user keeps the best validation
-  return {"arch": table.archs[best], "index": best, "test_accuracy": float(test[best]),
-          "val_accuracy": float(val[best]), "top_fraction": top_fraction(test, test[best]),
-          **counts}
+  # The user keeps the best validation accuracy among the look-ups.
+  return _report(table, target, _keep_best_val(table, target, picked),
+                 np.concatenate([np.asarray(support_idx), picked]), counts)
 
 
 def control_curve(model, sur, table, target, support_idx, key, *, levels, n, guidance,
