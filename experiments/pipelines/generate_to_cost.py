@@ -1,0 +1,264 @@
+"""Generation to a requested cost in MBV3 and DARTS (spaces too large to list).
+
+Run by `python -m experiments.generate_to_cost`; `run(config, workdir)` from a
+notebook.
+
+1. Training set: `train_size` uniform architectures of the space, their
+   MACs from `pnag.cost` (analytic; no table exists for these spaces).
+2. Stage 1 (autoencoder) and stage 2 (generator), as `pnag.train` runs them,
+   except that stage 2 is conditioned: each training architecture's
+   condition is `search.level_features(c)` of its position c in [0, 1] on
+   the log-MACs range of the training set (c = 0 at the cheapest training
+   architecture, 1 at the most expensive), through the generator's AdaLN,
+   the same mechanism as the accuracy condition of the NB201 search;
+   `uncond_prob` of the rows train the null condition (classifier-free
+   guidance).
+3. Requests: the MACs at `request_quantiles` of the training set, i.e.
+   values across the space's range that its architectures actually take.
+   For each: `samples_per_request` samples at that condition with guidance
+   `guidance`, timed after compilation; the share of samples that are valid
+   and within `tolerance` (relative) of the request, and the uniqueness of
+   the valid samples. Plain decoding (argmax) is the headline; the same token
+   maps decoded by the space's constrained decoder are a second column.
+4. Baselines, per request: rejection sampling from (a) the same generator
+   under the null condition (unconditional) and (b) the uniform sampler,
+   measured on one pool of `pool_size` draws each: the acceptance rate, the
+   draws per accepted architecture (1 / rate) and the accepted
+   architectures per second of sampling.
+
+Writes workdir/results.json, results.md, config.json, metrics.jsonl and
+orbax checkpoints of both stages (a rerun resumes; a changed config is
+refused, `--extend` accepts more steps).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+
+from neuroprog.pnag import cost as cost_lib
+from neuroprog.pnag import metrics as metrics_lib
+from neuroprog.pnag import model as model_lib
+from neuroprog.pnag import search
+from neuroprog.pnag import train as pnag_train
+from neuroprog.run import workdir as workdir_lib
+from neuroprog.run.logs import logger
+from neuroprog.run.metrics import MetricWriter
+
+SCHEMA = pnag_train.SCHEMA.extend("generation to a requested cost", {
+    "uncond_prob": 0.1,
+    "guidance": 2.0,
+    "request_quantiles": (0.05, 0.275, 0.5, 0.725, 0.95),
+    "tolerance": 0.05,
+    "samples_per_request": 1000,
+    "pool_size": 4000,          # draws per rejection-sampling pool
+}, drop=("train_fraction", "num_samples", "decode"),
+   positive_ints=("samples_per_request", "pool_size"))
+
+
+def default_config(**values) -> ml_collections.ConfigDict:
+  """A generate-to-cost ConfigDict with every key: the defaults, then `values`."""
+  return SCHEMA.default_config(**values)
+
+
+def _get(config, key):
+  return SCHEMA.get(config, key)
+
+
+def validate_config(config) -> None:
+  """ValueError for unknown keys and bad values, before any work."""
+  SCHEMA.validate(config)
+  if _get(config, "space") not in cost_lib.SPACES:
+    raise ValueError(f"config.space={config.space!r}; generation to a cost runs on "
+                     f"{list(cost_lib.SPACES)} (NB201's costs are in its table).")
+  if "cond_dim" in dict(_get(config, "gen")):
+    raise ValueError("config.gen.cond_dim is set by the pipeline (the level features); "
+                     "remove it.")
+  qs = tuple(_get(config, "request_quantiles"))
+  if not qs or not all(0 <= q <= 1 for q in qs):
+    raise ValueError(f"config.request_quantiles={qs}; allowed: values in [0, 1].")
+  for k in ("uncond_prob", "tolerance"):
+    if not 0 <= _get(config, k) < 1:
+      raise ValueError(f"config.{k}={_get(config, k)!r}; allowed: [0, 1).")
+
+
+class CostScale:
+  """The map between MACs and the condition position c in [0, 1]:
+  c = (log macs - log lo) / (log hi - log lo), lo / hi the training set's
+  cheapest and most expensive architecture."""
+
+  def __init__(self, macs_T):
+    self.lo, self.hi = float(np.min(macs_T)), float(np.max(macs_T))
+    if not self.hi > self.lo:
+      raise ValueError("CostScale: every training architecture has the same cost.")
+
+  def position(self, macs) -> np.ndarray:
+    c = (np.log(np.asarray(macs, np.float64)) - np.log(self.lo)) / (
+        np.log(self.hi) - np.log(self.lo))
+    return c.astype(np.float32)
+
+  def condition(self, macs) -> jax.Array:
+    """float32[B, 8]: the generator's condition for requested MACs [B]."""
+    return search.level_features(np.clip(self.position(macs), 0.0, 1.0))
+
+
+def _macs_of(space_name, archs) -> np.ndarray:
+  """float64[B]: MACs of each architecture, nan where it is None (invalid)."""
+  return np.array([np.nan if a is None else cost_lib.cost(space_name, a).macs
+                   for a in archs], np.float64)
+
+
+def _hits(macs_B, request, tolerance) -> np.ndarray:
+  with np.errstate(invalid="ignore"):
+    return np.abs(macs_B - request) <= tolerance * request
+
+
+def _request_row(space, archs, request, tolerance, secs) -> dict[str, Any]:
+  macs = _macs_of(space.name, archs)
+  hit = _hits(macs, request, tolerance)
+  m = metrics_lib.evaluate(space, archs)
+  hit_archs = {space.canonical(a) for a, h in zip(archs, hit) if h}
+  return {"within_tolerance": float(np.mean(hit)), "validity": m.validity,
+          "uniqueness": m.uniqueness, "unique_within_tolerance": len(hit_archs),
+          "median_macs": float(np.nanmedian(macs)) if m.num_valid else None,
+          "median_rel_error": (float(np.nanmedian(np.abs(macs - request) / request))
+                               if m.num_valid else None),
+          "samples_per_s": round(len(archs) / secs, 1) if secs else None}
+
+
+def _rejection(macs_pool, request, tolerance, draws_per_s):
+  hit = _hits(macs_pool, request, tolerance)
+  rate = float(np.mean(hit))
+  return {"acceptance": rate,
+          "draws_per_accepted": (1 / rate) if rate else None,
+          "accepted_per_s": round(rate * draws_per_s, 2),
+          "pool": int(len(macs_pool))}
+
+
+def run(config, workdir: str, *, extend: bool = False) -> dict[str, Any]:
+  """The whole pipeline (module doc). Returns results.json's dict."""
+  validate_config(config)
+  base = ml_collections.ConfigDict({k: v for k, v in config.items()
+                                    if k in pnag_train.SCHEMA.keys})
+  space, ae_cfg, gen_cfg = pnag_train.build(base)
+  gen_cfg = dataclasses.replace(gen_cfg, cond_dim=search.NUM_LEVEL_FEATURES)
+  workdir_lib.prepare(workdir, config, step_keys=pnag_train.STEP_KEYS, extend=extend)
+  t_start = time.time()
+  train, _ = pnag_train.split(base, space)
+  macs_T = _macs_of(space.name, train)
+  scale = CostScale(macs_T)
+  ops_T, adj_T = space.encode_batch(train)
+  cond_T = jnp.asarray(scale.condition(macs_T))
+  uncond_prob = float(_get(config, "uncond_prob"))
+
+  def cond_fn(key, idx):
+    return cond_T[idx], jax.random.bernoulli(key, uncond_prob, idx.shape)
+
+  logger.info("generate_to_cost %s: %d training architectures, MACs %.1fM-%.1fM",
+              space.name, len(train), scale.lo / 1e6, scale.hi / 1e6)
+  with MetricWriter(workdir) as writer:
+    ae_state, t1 = pnag_train.train_stage1(base, ae_cfg, ops_T, adj_T, workdir, writer)
+    gen_params, t2 = pnag_train.train_stage2(base, ae_cfg, gen_cfg, ae_state, ops_T, adj_T,
+                                             workdir, writer, name="stage2_cost",
+                                             cond_fn=cond_fn)
+  ae = model_lib.autoencoder_for(ae_cfg)
+  model = model_lib.PNAG(space, ae_cfg, gen_cfg, ae_state.params, ae.codebook_of(ae_state),
+                         gen_params)
+  out = evaluate(model, config, scale, macs_T)
+  out.update({"space": space.name, "num_train": len(train),
+              "train_macs": {"min": scale.lo, "max": scale.hi,
+                             "median": float(np.median(macs_T))},
+              "train_time_s": {"stage1": round(t1, 2), "stage2": round(t2, 2)},
+              "wall_time_s": round(time.time() - t_start, 1)})
+  with open(os.path.join(workdir, "results.json"), "w") as f:
+    json.dump(out, f, indent=1)
+  with open(os.path.join(workdir, "results.md"), "w") as f:
+    f.write(markdown(out) + "\n")
+  return out
+
+
+def evaluate(model, config, scale: CostScale, macs_T) -> dict[str, Any]:
+  """Per requested value: conditioned samples and both rejection baselines."""
+  space = model.space
+  n, pool = _get(config, "samples_per_request"), _get(config, "pool_size")
+  tol, guidance = _get(config, "tolerance"), _get(config, "guidance")
+  temp = _get(config, "temperature")
+  requests = [float(np.quantile(macs_T, q)) for q in _get(config, "request_quantiles")]
+  key = jax.random.key(_get(config, "seed") + 2000)
+
+  def draw(k, cond, decode):
+    kw = dict(temperature=temp, guidance=guidance if cond is not None else 1.0,
+              decode=decode)
+    model_lib.sample(model, k, n if cond is not None else pool, condition=cond, **kw)
+    t0 = time.time()   # compiled above; the timing is the sampling itself
+    s = model_lib.sample(model, k, n if cond is not None else pool, condition=cond, **kw)
+    return s.archs, time.time() - t0
+
+  # Rejection pools: the unconditional generator and the uniform sampler.
+  gen_archs, gen_secs = draw(jax.random.fold_in(key, 999), None, "argmax")
+  gen_macs = _macs_of(space.name, gen_archs)
+  gen_valid_archs, _ = draw(jax.random.fold_in(key, 999), None, "valid")
+  gen_valid_macs = _macs_of(space.name, gen_valid_archs)
+  t0 = time.time()
+  uni_archs = space.sample(np.random.default_rng([_get(config, "seed"), 31]), pool)
+  uni_secs = time.time() - t0
+  uni_macs = _macs_of(space.name, uni_archs)
+  rows = []
+  for i, request in enumerate(requests):
+    cond = scale.condition(np.full((n,), request))
+    k = jax.random.fold_in(key, i)
+    plain, secs = draw(k, cond, "argmax")
+    valid, secs_v = draw(k, cond, "valid")
+    rows.append({
+        "request_macs": request,
+        "quantile": float(_get(config, "request_quantiles")[i]),
+        "conditional": _request_row(space, plain, request, tol, secs),
+        "conditional_constrained": _request_row(space, valid, request, tol, secs_v),
+        "rejection_unconditional": _rejection(gen_macs, request, tol, pool / gen_secs),
+        "rejection_unconditional_constrained": _rejection(gen_valid_macs, request, tol,
+                                                          pool / gen_secs),
+        "rejection_uniform": _rejection(uni_macs, request, tol, pool / max(uni_secs, 1e-9)),
+    })
+    c = rows[-1]["conditional"]
+    logger.info("request %.1fM MACs: %.3f within %.0f%% (constrained %.3f), uniqueness "
+                "%.3f; rejection acceptance: generator %.3f, uniform %.3f", request / 1e6,
+                c["within_tolerance"], 100 * tol,
+                rows[-1]["conditional_constrained"]["within_tolerance"], c["uniqueness"],
+                rows[-1]["rejection_unconditional"]["acceptance"],
+                rows[-1]["rejection_uniform"]["acceptance"])
+  return {"tolerance": tol, "guidance": guidance, "samples_per_request": n,
+          "requests": rows}
+
+
+def markdown(results) -> str:
+  """results.md: one row per requested value."""
+  tol = 100 * results["tolerance"]
+  lines = [f"**{results['space']}**, {results['samples_per_request']} samples per request, "
+           f"tolerance {tol:.0f}%, guidance {results['guidance']:g}; training MACs "
+           f"{results['train_macs']['min'] / 1e6:.1f}M-{results['train_macs']['max'] / 1e6:.1f}M",
+           "",
+           f"| requested MACs (training quantile) | conditional: valid and within {tol:.0f}% "
+           "(constrained decoder) | validity | uniqueness | median relative error | "
+           "samples/s | rejection, unconditional generator: draws per accepted "
+           "(constrained) | rejection, uniform: draws per accepted |",
+           "|---|---|---|---|---|---|---|---|"]
+  fmt = lambda v: "never accepted" if v is None else f"{v:.1f}"
+  for r in results["requests"]:
+    c, cv = r["conditional"], r["conditional_constrained"]
+    err = "-" if c["median_rel_error"] is None else f"{100 * c['median_rel_error']:.1f}%"
+    lines.append(
+        f"| {r['request_macs'] / 1e6:.1f}M ({r['quantile']:g}) | {100 * c['within_tolerance']:.1f}% "
+        f"({100 * cv['within_tolerance']:.1f}%) | {100 * c['validity']:.1f}% | "
+        f"{100 * c['uniqueness']:.1f}% | {err} | {c['samples_per_s']} | "
+        f"{fmt(r['rejection_unconditional']['draws_per_accepted'])} "
+        f"({fmt(r['rejection_unconditional_constrained']['draws_per_accepted'])}) | "
+        f"{fmt(r['rejection_uniform']['draws_per_accepted'])} |")
+  return "\n".join(lines)

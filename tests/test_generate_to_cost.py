@@ -1,0 +1,100 @@
+"""Generation to a requested cost: the cost scale, hit counting, config
+checks; the tiny end-to-end run is slow."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from experiments.configs import pnag_cost_test, pnag_darts_cost, pnag_mbv3_cost
+from experiments.pipelines import generate_to_cost as g2c
+from neuroprog.pnag import cost, search, spaces
+
+
+def test_cost_scale_maps_the_training_range_to_unit_interval():
+  scale = g2c.CostScale(np.array([100e6, 400e6, 200e6]))
+  np.testing.assert_allclose(scale.position([100e6, 200e6, 400e6]), [0.0, 0.5, 1.0],
+                             atol=1e-6)
+  cond = np.asarray(scale.condition(np.array([50e6, 200e6, 800e6])))
+  # requests outside the range are clipped to its ends
+  np.testing.assert_allclose(cond, np.asarray(search.level_features(
+      np.array([0.0, 0.5, 1.0], np.float32))), atol=1e-6)
+  with pytest.raises(ValueError, match="same cost"):
+    g2c.CostScale(np.array([5.0, 5.0]))
+
+
+def test_hits_and_rejection_rates():
+  macs = np.array([100.0, 104.0, 106.0, np.nan, 95.0, 94.0])
+  np.testing.assert_array_equal(g2c._hits(macs, 100.0, 0.05),
+                                [True, True, False, False, True, False])
+  r = g2c._rejection(macs, 100.0, 0.05, draws_per_s=600.0)
+  assert r["acceptance"] == pytest.approx(0.5)
+  assert r["draws_per_accepted"] == pytest.approx(2.0)
+  assert r["accepted_per_s"] == pytest.approx(300.0)
+  assert g2c._rejection(macs, 1000.0, 0.05, 1.0)["draws_per_accepted"] is None
+
+
+def test_request_row_counts_valid_hits_and_uniqueness():
+  space = spaces.get("mbv3")
+  archs = space.sample(np.random.default_rng(0), 6)
+  macs = [cost.cost("mbv3", a).macs for a in archs]
+  row = g2c._request_row(space, [archs[0], archs[0], None, archs[1]], macs[0], 1e-9, 2.0)
+  assert row["validity"] == pytest.approx(0.75)
+  assert row["uniqueness"] == pytest.approx(2 / 3)
+  assert row["within_tolerance"] == pytest.approx(0.5)      # the two copies of archs[0]
+  assert row["unique_within_tolerance"] == 1
+  assert row["samples_per_s"] == pytest.approx(2.0)
+
+
+def test_config_errors():
+  for c in (pnag_mbv3_cost.get_config(), pnag_darts_cost.get_config(),
+            pnag_cost_test.get_config()):
+    g2c.validate_config(c)
+  bad = pnag_cost_test.get_config()
+  bad.space = "nb201"
+  with pytest.raises(ValueError, match=r"space='nb201'.*\['mbv3', 'darts'\]"):
+    g2c.validate_config(bad)
+  bad = pnag_cost_test.get_config()
+  bad.request_quantiles = (0.5, 1.5)
+  with pytest.raises(ValueError, match=r"request_quantiles=\(0.5, 1.5\)"):
+    g2c.validate_config(bad)
+  bad = pnag_cost_test.get_config()
+  bad.gen = {"cond_dim": 4}
+  with pytest.raises(ValueError, match="cond_dim"):
+    g2c.validate_config(bad)
+  bad = pnag_cost_test.get_config()
+  bad.tolerance = 1.5
+  with pytest.raises(ValueError, match=r"tolerance=1.5; allowed: \[0, 1\)"):
+    g2c.validate_config(bad)
+
+
+@pytest.mark.slow
+def test_tiny_run_end_to_end(tmp_path):
+  c = pnag_cost_test.get_config()
+  out = g2c.run(c, str(tmp_path))
+  assert [r["quantile"] for r in out["requests"]] == [0.1, 0.9]
+  lo, hi = out["train_macs"]["min"], out["train_macs"]["max"]
+  for r in out["requests"]:
+    assert lo <= r["request_macs"] <= hi
+    cv = r["conditional_constrained"]
+    assert cv["validity"] == 1.0      # the constrained decoder's guarantee
+    # the uniform pool's acceptance, recomputed from scratch
+    uni = spaces.get("mbv3").sample(np.random.default_rng([c.seed, 31]), c.pool_size)
+    macs = np.array([cost.cost("mbv3", a).macs for a in uni], float)
+    assert r["rejection_uniform"]["acceptance"] == pytest.approx(
+        np.mean(np.abs(macs - r["request_macs"]) <= 0.05 * r["request_macs"]))
+  for f in ("results.json", "results.md", "config.json"):
+    assert os.path.getsize(tmp_path / f) > 0
+  assert json.load(open(tmp_path / "results.json"))["space"] == "mbv3"
+  again = g2c.run(c, str(tmp_path))     # resumes both stages from their checkpoints
+  assert _untimed(again["requests"]) == _untimed(out["requests"])
+
+
+def _untimed(x):
+  """The results without the timing fields, which differ between runs."""
+  if isinstance(x, dict):
+    return {k: _untimed(v) for k, v in x.items()
+            if k not in ("samples_per_s", "accepted_per_s")}
+  if isinstance(x, list):
+    return [_untimed(v) for v in x]
+  return x
