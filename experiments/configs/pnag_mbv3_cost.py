@@ -3,23 +3,16 @@
   python -m experiments.generate_to_cost --config=experiments/configs/pnag_mbv3_cost.py \
       --workdir=workdirs/pnag_mbv3_cost
 
-Same training set, stages and budgets as `pnag_mbv3.py`, with the generator
-conditioned on the training architectures' MACs (`pnag.cost`).
+The training set, stages and budgets of `pnag_mbv3.py` (taken from it), with
+the generator conditioned on the training architectures' MACs (`pnag.cost`).
 Measured: BUILD_NOTES.md ("Generation to a requested cost").
 """
 
+from experiments.configs import pnag_mbv3
 from experiments.pipelines import generate_to_cost
 
 
 def get_config():
-  return generate_to_cost.default_config(
-      space="mbv3",
-      heldout_size=1000,
-      ae={"scc_decode_weight": 0.0, "token_noise": 0.1},
-      gen={"width": 32, "heads": 2},
-      batch_size=64,
-      ae_steps=800,
-      gen_steps=800,
-      gen_learning_rate=2e-3,
-      checkpoint_every=400,
-  )
+  unconditional = pnag_mbv3.get_config()
+  return generate_to_cost.default_config(**{
+      k: v for k, v in unconditional.items() if k in generate_to_cost.SCHEMA.keys})
