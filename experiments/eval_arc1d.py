@@ -1,0 +1,41 @@
+"""Scores the programs of a trained 1D-ARC workdir on the official 1D-ARC tasks.
+
+  python -m experiments.eval_arc1d --workdir=workdirs/arc1d --data=../shared/data/1d-arc \
+      [--model=meta_gnn --model=direct] [--seed=S] [--out=DIR]
+
+Each model synthesizes the program from the family's intent alone and runs it
+on every train and test pair (`experiments.pipelines.eval_arc1d`); prints and
+writes arc1d_eval.md and arc1d_eval.json.
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+from experiments.pipelines import eval_arc1d
+from neuroprog.run import logs
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "A trained arc1d workdir.")
+_DATA = flags.DEFINE_string("data", None, "The 1D-ARC folder (one folder per family).")
+_MODEL = flags.DEFINE_multi_string("model", None, "Models to score (default: all).")
+_SEED = flags.DEFINE_integer("seed", None, "Seed value (default: chosen on validation).")
+_OUT = flags.DEFINE_string("out", None, "Output folder (default: the workdir).")
+flags.mark_flags_as_required(["workdir", "data"])
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Too many command-line arguments: {argv[1:]}")
+  logs.setup_from_flags()
+  try:
+    out = eval_arc1d.run(_WORKDIR.value, _DATA.value, models=_MODEL.value, seed=_SEED.value,
+                         out_dir=_OUT.value)
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    sys.exit(2)
+  print(eval_arc1d.markdown(out))
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,195 @@
+"""Synthesized programs scored on the official 1D-ARC tasks.
+
+Run by `python -m experiments.eval_arc1d`; `run(workdir, data)` from a
+notebook.
+
+For every family folder under `data` (the public layout: one folder per
+family, one JSON task per file) whose family maps to one of our intents
+(`tasks.arc1d.io.intent_for`), each model of the trained 1D-ARC workdir is
+given the intent alone (the task's pairs are never shown to a
+meta-learner): a hypernetwork synthesizes θ once per family and runs it on
+every train and test pair of every task; the direct baseline maps (intent,
+grid) to the output grid. Grids longer than the target's `max_len` cannot
+be encoded: they are counted as "does not fit", never dropped silently.
+Folders whose family none of ours covers are listed by name.
+
+The seed of each model is the one `synthesis.select_seed` picks (best
+validation accuracy, or ID without validation intents) unless `seed` is
+given. Writes `arc1d_eval.json` and `arc1d_eval.md` (into `out_dir`,
+default the workdir).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from typing import Any, Optional, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from neuroprog import synthesis
+from neuroprog.run import seeds as seeds_lib
+from neuroprog.run import workdir as workdir_lib
+from neuroprog.tasks.arc1d import families, io
+from neuroprog.train import step as step_lib
+
+# Pairs per jitted call: every family is padded to a multiple of it, so each
+# model compiles its forward pass once.
+CHUNK = 256
+SPLITS = ("train", "test")
+
+
+def family_folders(data) -> list[pathlib.Path]:
+  """The family folders of `data`: its sub-folders holding *.json files, or
+  `data` itself when it holds task files directly."""
+  path = pathlib.Path(data)
+  if not path.is_dir():
+    raise ValueError(f"--data={data}: no such folder (expected the 1D-ARC layout, one "
+                     "folder of JSON tasks per family).")
+  if any(path.glob("*.json")):
+    return [path]
+  out = sorted(p for p in path.iterdir() if p.is_dir() and any(p.glob("*.json")))
+  if not out:
+    raise ValueError(f"--data={data}: holds no family folders of *.json tasks.")
+  return out
+
+
+def _split_of(task, intent) -> str:
+  for name in ("train", "val", "ood"):
+    if intent in tuple(getattr(task, f"{name}_intents")):
+      return name
+  return "unseen"
+
+
+def _forward(model, task):
+  """jitted (params, u [1, F], x [1, CHUNK, L], ip [1, P]) -> predictions [CHUNK, L]."""
+  @jax.jit
+  def f(params, u, x, ip):
+    return task.predict(step_lib.outputs_for(model, params, u, x), ip)[0]
+  return f
+
+
+def _score_pairs(forward, params, task, intent, pairs) -> dict[str, Any]:
+  """Exact match of a model on pairs [(x, y)] of one intent; per_pair is
+  True / False per pair, None where the grid does not fit."""
+  max_len = task.spec.max_len
+  fits = [len(x) <= max_len for x, _ in pairs]
+  fit = [p for p, ok in zip(pairs, fits) if ok]
+  out = {"pairs": len(pairs), "does_not_fit": len(pairs) - len(fit), "correct": 0,
+         "exact_match": None, "per_pair": [None] * len(pairs)}
+  if not fit:
+    return out
+  u = jnp.asarray(task.features([intent]))
+  ip = jnp.asarray(task.intent_params([intent]))
+  correct = []
+  for lo in range(0, len(fit), CHUNK):
+    part = fit[lo:lo + CHUNK]
+    x = np.full((CHUNK, max_len), families.PAD, np.int32)
+    x[:len(part)] = io.encode([p[0] for p in part], max_len)
+    y = io.encode([p[1] for p in part], max_len)
+    pred = np.asarray(forward(params, u, jnp.asarray(x)[None], ip))[:len(part)]
+    correct += np.all((pred == y) | (y == families.PAD), -1).tolist()
+  it = iter(correct)
+  out.update(correct=int(sum(correct)), exact_match=float(np.mean(correct)),
+             per_pair=[bool(next(it)) if ok else None for ok in fits])
+  return out
+
+
+def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
+        seed: Optional[int] = None, out_dir: Optional[str] = None) -> dict[str, Any]:
+  """Scores every model of an arc1d workdir on the official tasks (module doc)."""
+  config = workdir_lib.read_config(workdir)
+  if config.task != "arc1d":
+    raise ValueError(f"{workdir} trained task {config.task!r}; eval_arc1d needs an "
+                     "'arc1d' workdir.")
+  models = list(models or config.models)
+  unknown = [m for m in models if m not in config.models]
+  if unknown:
+    raise ValueError(f"--model={unknown}: {workdir} trained {list(config.models)}.")
+  mapped, unmapped = [], []
+  for folder in family_folders(data):
+    try:
+      intent = io.intent_for(folder.name)
+    except ValueError:
+      unmapped.append(folder.name)
+      continue
+    mapped.append((folder.name, intent, io.load(folder)))   # errors name the file
+  results = {"workdir": workdir, "data": str(data), "unmapped": unmapped, "models": {}}
+  for name in models:
+    r = synthesis.load_run(workdir, name)
+    s = synthesis.select_seed(workdir, name) if seed is None else seed
+    params = seeds_lib.take(r.params_S, seeds_lib.index_of(r.seeds, s))
+    forward = _forward(r.model, r.task)
+    per_family = {}
+    for folder, intent, arc_tasks in mapped:
+      intent = r.task.check_intent(intent)
+      row = {"intent": r.task.format_intent(intent), "split": _split_of(r.task, intent),
+             "tasks": len(arc_tasks)}
+      for sp in SPLITS:
+        pairs = [p for t in arc_tasks for p in getattr(t, sp)]
+        row[sp] = _score_pairs(forward, params, r.task, intent, pairs)
+      # A task is solved when every one of its test pairs fits and is right.
+      verdicts, k, solved = row["test"].pop("per_pair"), 0, 0
+      for t in arc_tasks:
+        solved += all(v is True for v in verdicts[k:k + len(t.test)])
+        k += len(t.test)
+      row["tasks_solved"] = int(solved)
+      row["train"].pop("per_pair")
+      per_family[folder] = row
+    results["models"][name] = {"seed": int(s), "step": int(r.step),
+                               "families": per_family,
+                               "overall": _overall(per_family)}
+  out_dir = out_dir or workdir
+  os.makedirs(out_dir, exist_ok=True)
+  with open(os.path.join(out_dir, "arc1d_eval.json"), "w") as f:
+    json.dump(results, f, indent=1)
+  with open(os.path.join(out_dir, "arc1d_eval.md"), "w") as f:
+    f.write(markdown(results) + "\n")
+  return results
+
+
+def _overall(per_family) -> dict[str, Any]:
+  out = {}
+  for sp in SPLITS:
+    fit = sum(r[sp]["pairs"] - r[sp]["does_not_fit"] for r in per_family.values())
+    correct = sum(r[sp]["correct"] for r in per_family.values())
+    out[sp] = {"exact_match": correct / fit if fit else None, "fit": fit,
+               "does_not_fit": sum(r[sp]["does_not_fit"] for r in per_family.values())}
+  out["tasks_solved"] = sum(r["tasks_solved"] for r in per_family.values())
+  out["tasks"] = sum(r["tasks"] for r in per_family.values())
+  return out
+
+
+def markdown(results) -> str:
+  """arc1d_eval.md: exact match per family (rows) and model (columns)."""
+  names = list(results["models"])
+  fams = list(next(iter(results["models"].values()))["families"]) if names else []
+  pct = lambda v: "-" if v is None else f"{v:.3f}"
+  lines = [f"Official 1D-ARC tasks from {results['data']}; exact match on test pairs "
+           "(train pairs), tasks solved; the program comes from the intent alone.", "",
+           "| family (intent, split) | " + " | ".join(
+               f"{n} (seed {results['models'][n]['seed']})" for n in names) + " |",
+           "|---|" + "---|" * len(names)]
+  for fam in fams:
+    first = results["models"][names[0]]["families"][fam]
+    cells = []
+    for n in names:
+      r = results["models"][n]["families"][fam]
+      nofit = r["test"]["does_not_fit"] + r["train"]["does_not_fit"]
+      cells.append(f"{pct(r['test']['exact_match'])} ({pct(r['train']['exact_match'])}), "
+                   f"{r['tasks_solved']}/{r['tasks']}"
+                   + (f", {nofit} pairs do not fit" if nofit else ""))
+    lines.append(f"| {fam} ({first['intent']}, {first['split']}) | " + " | ".join(cells) + " |")
+  cells = []
+  for n in names:
+    o = results["models"][n]["overall"]
+    cells.append(f"{pct(o['test']['exact_match'])} ({pct(o['train']['exact_match'])}), "
+                 f"{o['tasks_solved']}/{o['tasks']}")
+  lines.append("| **overall** | " + " | ".join(cells) + " |")
+  if results["unmapped"]:
+    lines += ["", "Folders with no matching family (not scored): "
+              + ", ".join(results["unmapped"]) + "."]
+  return "\n".join(lines)
