@@ -196,7 +196,9 @@ def build(spec, intent_dim, config, graph=None):
   primes it generalised worse: it fitted the training primes apart instead
   of through shared structure (BUILD_NOTES.md, "One Meta-GNN recipe").
   config.intent_film (default False) multiplies the encoders' first layer
-  by a group-tied gain (1 + u W_g), zero at init (`grouped.GroupedIntentEncoder`).
+  by a group-tied gain (1 + u W_g), zero at init (`grouped.GroupedIntentEncoder`);
+  on ADDMOD's validation primes it did not beat the additive layer
+  (BUILD_NOTES.md, "One Meta-GNN recipe").
   config.intent_scale multiplies the (standardized) intent features before
   the encoders.
   config.pe_random appends that many fixed random features to each edge's
