@@ -5,7 +5,13 @@
 
 The training set, stages and budgets of `pnag_mbv3.py` (taken from it), with
 the generator conditioned on the training architectures' MACs (`pnag.cost`).
-Measured: BUILD_NOTES.md ("Generation to a requested cost").
+
+2-core CPU, 2026-12-01, cores shared with two other runs: 84 min (stage 2 47
+min; 15 min alone for the unconditional config). Requests 303.9 / 334.8 /
+352.1 / 369.6 / 400.7M MACs: valid and within 5% 38.1 / 43.2 / 42.7 / 42.2 /
+44.9% with the constrained decoder (8.1-32.1% plain), uniqueness 100%;
+uniform rejection sampling accepts 11.1 / 37.6 / 46.5 / 40.6 / 15.1% of its
+draws. Details: BUILD_NOTES.md ("Generation to a requested cost").
 """
 
 from experiments.configs import pnag_mbv3
