@@ -98,6 +98,7 @@ def test_mean_aggregation_runs_and_differs_from_sum():
   assert float(jnp.abs(s.apply(p, u) - m.apply(p, u)).max()) > 1e-4
 
 
+@pytest.mark.slow   # CI budget: options that are not the recipe's
 def test_intent_scale_multiplies_the_intent_features():
   task = tasks.get("sumfirst")
   u = task.features([1, 3, 9])
@@ -190,6 +191,7 @@ def _pe_rows(n_rows):
   return np.concatenate([[0], 1 + edge, [1 + graphs.EDGE_PE_DIM]])
 
 
+@pytest.mark.slow   # CI budget: options that are not the recipe's
 def test_intent_film_starts_as_the_additive_model_and_keeps_equivariance():
   """intent_film adds a zero-initialised gain (1 + u W_g): the initial θ is
   the plain model's; a nonzero gain changes θ and keeps the symmetry."""

@@ -93,6 +93,7 @@ def test_init_structure_report_on_the_test_config():
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow   # CI budget: diagnostics; the report test on the test config stays in make test
 def test_init_structure_command_prints_the_split():
   cmd = [sys.executable, "-m", "experiments.init_structure",
          "--config=experiments/configs/test.py"]
@@ -124,6 +125,7 @@ def test_init_structure_command_prints_the_split():
   assert bad.returncode != 0 and "no_such_key" in bad.stderr
 
 
+@pytest.mark.slow   # CI budget: diagnostics; the report test on the test config stays in make test
 def test_gradient_report_at_init_on_the_test_config():
   out = init_structure.grad_report(test_config.get_config(), examples=16)
   assert set(out) == {"meta_mlp", "meta_gnn"}

@@ -95,6 +95,7 @@ def test_corrupt_latest_checkpoint_falls_back(full_run, tmp_path):
     synthesis.load_run(str(work), "meta_mlp")
 
 
+@pytest.mark.slow   # CI budget: extend is also covered by the command-line test; refusal by test_run
 def test_changed_steps_are_refused_and_extend_continues_the_run(full_run, tmp_path):
   import shutil
   src, ref = full_run
