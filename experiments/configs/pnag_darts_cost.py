@@ -5,8 +5,13 @@ cells, 36 channels): five requested values, 1,000 samples each.
       --workdir=workdirs/pnag_darts_cost
 
 The MobileNetV3 setup (`pnag_mbv3_cost.py`) on the DARTS space, as
-`pnag_darts.py` is `pnag_mbv3.py`'s. Measured: BUILD_NOTES.md ("Generation to
-a requested cost").
+`pnag_darts.py` is `pnag_mbv3.py`'s.
+
+2-core CPU, 2026-12-01, cores shared: 67 min (stage 2 40 min). Plain
+decoding gives no valid genotype; with the constrained decoder 15.1 / 18.5 /
+19.7 / 19.2 / 23.8% of samples are within 5% of 341.0 / 413.8 / 458.2 / 503.6
+/ 584.0M MACs (uniform rejection: 5.3 / 20.0 / 24.4 / 21.2 / 7.9%),
+uniqueness 100%. Details: BUILD_NOTES.md ("Generation to a requested cost").
 """
 
 from experiments.configs import pnag_mbv3_cost
