@@ -1,4 +1,5 @@
-"""Tiny generate-to-cost config for the end-to-end test (well under a minute).
+"""Tiny generate-to-cost config for the end-to-end test (a few minutes on 2
+cores, mostly compiling the sampler).
 
   python -m experiments.generate_to_cost --config=experiments/configs/pnag_cost_test.py \
       --workdir=/tmp/cost_test

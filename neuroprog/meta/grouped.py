@@ -224,6 +224,15 @@ class GroupedDense(nn.Module):
     return bucketed_dense(x_MxBxD, kernel, bias, self.buckets)
 
 
+def _per_element(x_GxBxF, buckets):
+  """Each group's row broadcast over its contiguous elements: one
+  [n * size, B, F] array per bucket. Its gradient is a plain reduction,
+  unlike the scatter-add of a gather by group id."""
+  b, f = x_GxBxF.shape[1:]
+  return [jnp.broadcast_to(x_GxBxF[g0:g0 + n, None], (n, size, b, f)).reshape(n * size, b, f)
+          for _, n, size, g0 in buckets]
+
+
 class GroupedIntentEncoder(nn.Module):
   """First encoder layer: z_i = [u || pe_i] W_{g(i)} + b_{g(i)}.
 
@@ -274,11 +283,7 @@ class GroupedIntentEncoder(nn.Module):
     bias = self.param("bias", nn.initializers.zeros,
                       (self.n_groups, self.features))
     z_GxBxF = jnp.einsum("bf,gfe->gbe", u_BxF, w_u) + bias[:, None]
-    # Broadcast each group's row over its contiguous elements (its gradient
-    # is a plain reduction, unlike the scatter-add of a gather by group id).
-    b, f = z_GxBxF.shape[1:]
-    z = [jnp.broadcast_to(z_GxBxF[g0:g0 + n, None], (n, size, b, f)).reshape(n * size, b, f)
-         for _, n, size, g0 in self.buckets]
+    z = _per_element(z_GxBxF, self.buckets)
     if self.pe is not None:
       w_pe = self.param("kernel_pe", _normal(std_pe),
                         (self.n_groups, p_dim, self.features))
@@ -290,9 +295,7 @@ class GroupedIntentEncoder(nn.Module):
       w_film = self.param("kernel_film", nn.initializers.zeros,
                           (self.n_groups, f_dim, self.features))
       gain_GxBxF = 1.0 + jnp.einsum("bf,gfe->gbe", u_BxF, w_film)
-      z = [zs * jnp.broadcast_to(gain_GxBxF[g0:g0 + n, None],
-                                 (n, size, b, f)).reshape(n * size, b, f)
-           for zs, (_, n, size, g0) in zip(z, self.buckets)]
+      z = [zs * gs for zs, gs in zip(z, _per_element(gain_GxBxF, self.buckets))]
     if self.segmented:
       return tuple(z)
     return jnp.concatenate(z, 0) if len(z) > 1 else z[0]
