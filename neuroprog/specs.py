@@ -9,6 +9,7 @@ the spec; see `neuroprog.programs.layout`.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Optional, Union
 
 ACTIVATIONS = ("relu", "gelu", "tanh", "sigmoid", "silu", "identity")
@@ -169,10 +170,56 @@ def to_json(spec: Spec) -> dict:
 
 
 def from_json(obj: dict) -> Spec:
-  obj = dict(obj)
+  """The spec of a `to_json` dict; errors as `from_config`'s."""
+  return from_config(obj, where="spec")
+
+
+def from_config(value, where: str = "config.spec") -> Optional[Spec]:
+  """A spec from a config value, or None when the value asks for the task's default.
+
+  Args:
+    value: None or "" (the task's default target); a spec; a mapping
+      {"type": "MLPSpec" | "TransformerSpec" | "Seq2SeqSpec", field: value, ...}
+      (a dict or ml_collections ConfigDict; lists become tuples); or the same
+      mapping as a JSON string, which is how it is given on the command line:
+      --config.spec='{"type": "MLPSpec", "widths": [10, 16, 16, 1]}'.
+    where: the name of the value in error messages.
+
+  Raises:
+    ValueError naming the bad type, an unknown or missing field (with the
+    allowed ones), or the constructor's own complaint about a value.
+  """
+  if value is None or (isinstance(value, str) and not value.strip()):
+    return None
+  if isinstance(value, tuple(_SPEC_TYPES.values())):
+    return value
+  if isinstance(value, str):
+    try:
+      value = json.loads(value)
+    except json.JSONDecodeError as e:
+      raise ValueError(f"{where}={value!r} is not JSON ({e.msg}); give a mapping such as "
+                       '\'{"type": "MLPSpec", "widths": [10, 16, 1]}\'.') from None
+  if hasattr(value, "to_dict"):
+    value = value.to_dict()
+  if not isinstance(value, dict):
+    raise ValueError(f"{where} must be a mapping with a 'type' key, got {value!r}.")
+  obj = dict(value)
   kind = obj.pop("type", None)
   if kind not in _SPEC_TYPES:
-    raise ValueError(f"Unknown spec type {kind!r}; allowed: {sorted(_SPEC_TYPES)}.")
-  if "widths" in obj:
-    obj["widths"] = tuple(obj["widths"])
-  return _SPEC_TYPES[kind](**obj)
+    raise ValueError(f"{where}.type={kind!r} is not a spec type; allowed: "
+                     f"{sorted(_SPEC_TYPES)}.")
+  cls = _SPEC_TYPES[kind]
+  fields = {f.name: f for f in dataclasses.fields(cls)}
+  unknown = sorted(set(obj) - set(fields))
+  if unknown:
+    raise ValueError(f"{where}: unknown field(s) {unknown} for {kind}; allowed: "
+                     f"{list(fields)}.")
+  missing = [n for n, f in fields.items() if n not in obj
+             and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+  if missing:
+    raise ValueError(f"{where}: {kind} needs field(s) {missing}.")
+  obj = {k: tuple(v) if isinstance(v, list) else v for k, v in obj.items()}
+  try:
+    return cls(**obj)
+  except (TypeError, ValueError) as e:
+    raise ValueError(f"{where}: {e}") from None

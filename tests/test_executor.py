@@ -1,3 +1,5 @@
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -54,8 +56,21 @@ def test_mlp_matches_numpy():
   np.testing.assert_allclose(neuroprog.execute(spec, theta, x), want, rtol=1e-5, atol=1e-5)
 
 
-def test_transformer_matches_per_head_numpy_reference():
-  spec = neuroprog.default_spec("addmod")
+def test_deep_mlp_matches_numpy():
+  spec = specs.MLPSpec((10, 16, 16, 7, 1), "tanh")
+  theta = random_theta(spec, jax.random.key(0))
+  x = np.asarray(inputs_for(spec, jax.random.key(1)), np.float64)
+  p = {k: np.asarray(v, np.float64) for k, v in neuroprog.unflatten(spec, theta).items()}
+  h = x
+  for l in range(3):
+    h = np.tanh(h @ p[f"l{l}/w"] + p[f"l{l}/b"])
+  want = h @ p["l3/w"] + p["l3/b"]
+  np.testing.assert_allclose(neuroprog.execute(spec, theta, x), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n_layers", [1, 2, 3])
+def test_transformer_matches_per_head_numpy_reference(n_layers):
+  spec = dataclasses.replace(neuroprog.default_spec("addmod"), n_layers=n_layers)
   theta = random_theta(spec, jax.random.key(2))
   x = inputs_for(spec, jax.random.key(3))
   p = neuroprog.unflatten(spec, theta)

@@ -12,15 +12,39 @@ from neuroprog import graphs
 from conftest import TASKS
 
 
-@pytest.mark.parametrize("task", TASKS)
+DEEP_SPECS = {
+    "mlp_10_16_16_1": neuroprog.MLPSpec((10, 16, 16, 1)),
+    "mlp_5_layers": neuroprog.MLPSpec((4, 6, 5, 6, 3, 2)),
+    "transformer_2layer": neuroprog.TransformerSpec(98, 3, 16, 4, 48, n_classes=97,
+                                                    n_layers=2),
+    "transformer_4layer_post": neuroprog.TransformerSpec(9, 4, 8, 2, 6, n_classes=5,
+                                                         n_layers=4, ln="post"),
+    "seq2seq_2x2": neuroprog.Seq2SeqSpec(11, 33, 24, 4, 80, n_enc_layers=2, n_dec_layers=2),
+}
+
+
+@pytest.mark.parametrize("spec", [neuroprog.default_spec(t) for t in TASKS]
+                         + list(DEEP_SPECS.values()), ids=list(TASKS) + list(DEEP_SPECS))
 @pytest.mark.parametrize("grouping", graphs.GROUPINGS)
-def test_slots_are_a_bijection_onto_theta(task, grouping):
-  spec = neuroprog.default_spec(task)
+def test_slots_are_a_bijection_onto_theta(spec, grouping):
   ng = neuroprog.neural_graph(spec, grouping)
   slots = np.concatenate([ng.node_slot, ng.edge_slot])
   slots = slots[slots >= 0]
   assert len(slots) == neuroprog.num_params(spec)
   np.testing.assert_array_equal(np.sort(slots), np.arange(neuroprog.num_params(spec)))
+
+
+def test_deep_graphs_count_every_neuron_and_connection():
+  ng = neuroprog.neural_graph(DEEP_SPECS["mlp_10_16_16_1"])
+  assert ng.num_nodes == 10 + 16 + 16 + 1 and ng.num_edges == 10 * 16 + 16 * 16 + 16
+  one = neuroprog.neural_graph(neuroprog.default_spec("addmod"))
+  two = neuroprog.neural_graph(DEEP_SPECS["transformer_2layer"])
+  # A second block adds ln1, q, k, v (4 heads x 4), attn out, ln2, 48 MLP
+  # units and the block output: 16 + 3*16 + 16 + 16 + 48 + 16 nodes.
+  assert two.num_nodes - one.num_nodes == 160
+  # ... and its edges: ln gains 2*16, W_q/k/v 3*16*16, q-k pairs 16, W_O 16*16,
+  # two residual paths 2*16, W_1 16*48 and W_2 48*16.
+  assert two.num_edges - one.num_edges == 32 + 768 + 16 + 256 + 32 + 1536
 
 
 def test_mlp_graph_structure():

@@ -11,6 +11,9 @@ from conftest import TASKS, inputs_for, random_theta
 
 SMALL_SPECS = {
     "deep_mlp": specs.MLPSpec((3, 5, 4, 2), "tanh"),
+    "mlp_4_hidden": specs.MLPSpec((4, 3, 5, 3, 4, 2)),
+    "pre_ln_2layer": specs.TransformerSpec(vocab_size=7, seq_len=4, d_model=6, n_heads=2,
+                                           d_mlp=5, n_classes=4, n_layers=2),
     "post_ln_2layer": specs.TransformerSpec(vocab_size=7, seq_len=4, d_model=6, n_heads=3,
                                             d_mlp=5, n_classes=4, n_layers=2, ln="post"),
     "no_ln": specs.TransformerSpec(vocab_size=7, seq_len=4, d_model=6, n_heads=2,
@@ -81,7 +84,9 @@ def test_orbit_groups_are_exactly_the_orbits(spec):
     assert len(pairs) == len(np.unique(group))
 
 
-@pytest.mark.parametrize("spec", [ALL[1], ALL[4]], ids=["addmod", "post_ln_2layer"])
+@pytest.mark.parametrize("spec", [ALL[1], SMALL_SPECS["post_ln_2layer"],
+                                  SMALL_SPECS["pre_ln_2layer"]],
+                         ids=["addmod", "post_ln_2layer", "pre_ln_2layer"])
 def test_role_groups_are_preserved_too(spec):
   ng = neuroprog.neural_graph(spec, "role")
   pi = symmetry.random_node_permutation(ng, np.random.default_rng(1))

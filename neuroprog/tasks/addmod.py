@@ -54,6 +54,10 @@ class AddMod(base.Task):
   default_ood = (23, 47, 61, 83, 89)
   default_spec = staticmethod(default_spec)
 
+  def check_spec(self, spec):
+    self._require_spec(spec, specs_lib.TransformerSpec, vocab_size=N_VALUES + 1,
+                       seq_len=3, n_classes=N_VALUES)
+
   def all_intents(self):
     return PRIMES
 

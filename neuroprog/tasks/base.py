@@ -48,7 +48,8 @@ class Task:
                ood_intents: Sequence[Intent] | None = None,
                val_intents: Sequence[Intent] = (),
                spec: specs_lib.Spec | None = None):
-    self.spec = spec if spec is not None else self.default_spec()
+    self.spec = self.default_spec() if spec is None else spec
+    self.check_spec(self.spec)
     self.intents = tuple(self.all_intents())
     ood = self._checked_list(
         "ood_intents", self.default_ood if ood_intents is None else ood_intents)
@@ -74,6 +75,11 @@ class Task:
     self._sample_jit = jax.jit(self.sample_params, static_argnums=2)
 
   # -- to implement -------------------------------------------------------
+  def check_spec(self, spec) -> None:
+    """ValueError unless `spec` can be this task's target: its type and the
+    sizes the task's inputs and outputs fix (named in the message)."""
+    raise NotImplementedError
+
   def all_intents(self) -> Sequence[Intent]:
     raise NotImplementedError
 
@@ -117,6 +123,19 @@ class Task:
     raise NotImplementedError
 
   # -- shared ---------------------------------------------------------------
+  def _require_spec(self, spec, cls, **fixed) -> None:
+    """ValueError unless spec is a `cls` whose fields equal `fixed`."""
+    if not isinstance(spec, cls):
+      raise ValueError(f"{self.name}: the target must be a {cls.__name__}, got "
+                       f"{type(spec).__name__} ({spec}).")
+    bad = {k: getattr(spec, k) for k, v in fixed.items() if getattr(spec, k) != v}
+    if bad:
+      raise ValueError(
+          f"{self.name}: target {type(spec).__name__} has "
+          + ", ".join(f"{k}={v!r}" for k, v in bad.items())
+          + "; the task needs " + ", ".join(f"{k}={fixed[k]!r}" for k in bad)
+          + " (its inputs and outputs fix them).")
+
   def _parse_keyed_int(self, text, key):
     if not isinstance(text, str):
       return self.check_intent(text)

@@ -43,6 +43,9 @@ class SumFirst(base.Task):
   default_ood = (4, 8)
   default_spec = staticmethod(default_spec)
 
+  def check_spec(self, spec):
+    self._require_spec(spec, specs_lib.MLPSpec, d_in=N_INPUTS, d_out=1)
+
   def all_intents(self):
     return tuple(range(1, N_INPUTS + 1))
 

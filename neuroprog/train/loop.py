@@ -20,7 +20,7 @@ import ml_collections
 import numpy as np
 import optax
 
-from neuroprog import meta, tasks
+from neuroprog import meta, specs as specs_lib, tasks
 from neuroprog.run import checkpoint, config as config_lib, loop as run_loop, parallel
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.run.logs import logger
@@ -33,6 +33,12 @@ Interrupted = run_loop.Interrupted
 # live (experiments/configs/*.py start from `default_config()`).
 SCHEMA = config_lib.ConfigSchema("meta-training", {
     "task": config_lib.REQUIRED,
+    # The target S*: "" (the task's default, `tasks.default_spec`) or a
+    # mapping {"type": "MLPSpec" | "TransformerSpec" | "Seq2SeqSpec", fields}
+    # (`specs.from_config`); on the command line as JSON:
+    # --config.spec='{"type": "MLPSpec", "widths": [10, 16, 16, 1]}'. A string
+    # default, not None, so that the command line may override it.
+    "spec": "",
     # Meta-learners (neuroprog.meta.NAMES), or variants "name@label" that
     # train the same learner under their own model_configs / learning_rates
     # entry (e.g. "meta_gnn@library": the library defaults beside a tuned one).
@@ -70,7 +76,7 @@ def default_config(**values) -> ml_collections.ConfigDict:
   (`--config.model_configs.meta_gnn.intent_input=raw`).
   """
   config = SCHEMA.default_config(**values)
-  spec = tasks.default_spec(config.task)
+  spec = target_spec(config)
   for name in config.models:
     given = dict(config.model_configs.get(name, {}) or {})
     config.model_configs[name] = {**meta.default_config(meta.base_name(name), spec),
@@ -81,6 +87,7 @@ def default_config(**values) -> ml_collections.ConfigDict:
 def validate_config(config) -> None:
   """ValueError for unknown or missing keys and bad values, before any work."""
   SCHEMA.validate(config)
+  target_spec(config)
   models = _get(config, "models")
   for name in models:
     try:
@@ -95,13 +102,20 @@ def _get(config, key):
   return SCHEMA.get(config, key)
 
 
+def target_spec(config):
+  """The target spec of a config: `config.spec` parsed (`specs.from_config`),
+  else the task's default. ValueError naming a bad field."""
+  spec = specs_lib.from_config(_get(config, "spec"), where="config.spec")
+  return tasks.default_spec(_get(config, "task")) if spec is None else spec
+
+
 def build_task(config) -> tasks.Task:
   """The task with OOD, validation and training intents from the config."""
   probe = tasks.get(config.task)
   parse = lambda xs: tuple(probe.parse_intent(x) for x in xs)
   ood = _get(config, "ood_intents")
   train = _get(config, "train_intents")
-  return tasks.get(config.task,
+  return tasks.get(config.task, spec=target_spec(config),
                    ood_intents=None if ood is None else parse(ood),
                    val_intents=parse(_get(config, "val_intents")),
                    train_intents=None if train is None else parse(train))
@@ -114,10 +128,12 @@ def create_model(config, task, name) -> meta.MetaModel:
 
 
 def matched_model_configs(task_name: str, names=meta.NAMES, *,
-                          budget: Optional[int] = None) -> dict[str, dict]:
-  """Configs of `names` for the task's default target, each within 10% of the
-  task's parameter budget (`tasks.PARAM_BUDGETS`; `meta.match_capacity`)."""
-  task = tasks.get(task_name)
+                          budget: Optional[int] = None,
+                          spec=None) -> dict[str, dict]:
+  """Configs of `names` for the task's target (`spec`, default the task's own),
+  each within 10% of the parameter budget (default the task's,
+  `tasks.PARAM_BUDGETS`; `meta.match_capacity`)."""
+  task = tasks.get(task_name, spec=spec)
   return meta.match_capacity(names, task.spec, budget or tasks.PARAM_BUDGETS[task_name],
                              intent_dim=task.feature_dim)
 
@@ -291,7 +307,8 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   validate_config(config)
   task = build_task(config)
   workdir_lib.prepare(workdir, config, extend=extend)
-  out = {"task": _get(config, "task"), "models": {}}
+  out = {"task": _get(config, "task"), "spec": specs_lib.to_json(task.spec),
+         "models": {}}
   with MetricWriter(workdir) as writer:
     for name in _get(config, "models"):
       out["models"][name] = train_model(config, task, name, workdir, writer,

@@ -95,7 +95,9 @@ def write_all(workdir: str, task, results: dict[str, Any]) -> str:
     json.dump(results, f, indent=2)
   table = markdown_table(results, task)
   with open(os.path.join(workdir, "results.md"), "w") as f:
-    f.write(f"# {results['task']}\n\nExact match on fresh samples; ID = training "
+    target = (f"Target: `{json.dumps(results['spec'])}`.\n\n" if results.get("spec")
+              else "")
+    f.write(f"# {results['task']}\n\n{target}Exact match on fresh samples; ID = training "
             "intents, OOD = intents never trained on. 'OOD max over seeds' is the "
             "best seed chosen with test knowledge (an upper bound); "
             "'OOD of val-selected seed' picks the seed by validation intents.\n\n")

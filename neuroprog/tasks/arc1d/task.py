@@ -39,11 +39,12 @@ class Arc1D(base.Task):
   default_ood = families.DEFAULT_OOD
   default_spec = staticmethod(default_spec)
 
-  def __init__(self, **kwargs):
-    super().__init__(**kwargs)
-    if self.spec.max_len < families.MAX_LEN:
-      raise ValueError(f"arc1d: spec.max_len={self.spec.max_len} is below the "
-                       f"generated grids' {families.MAX_LEN}.")
+  def check_spec(self, spec):
+    self._require_spec(spec, specs_lib.Seq2SeqSpec, vocab_size=families.N_COLOURS + 1)
+    if spec.max_len < families.MAX_LEN:
+      raise ValueError(f"arc1d: target Seq2SeqSpec has max_len={spec.max_len}, below the "
+                       f"generated grids' {families.MAX_LEN}; allowed: max_len >= "
+                       f"{families.MAX_LEN}.")
 
   def all_intents(self):
     return families.all_intents()
