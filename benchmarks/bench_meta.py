@@ -12,9 +12,17 @@ each model's timing and the fraction uses the higher of the two (the
 conservative choice: a slow reference would flatter the model).
 
   python benchmarks/bench_meta.py [--tasks sumfirst,addmod] [--models meta_gnn]
+      [--layers 1,2,4]
+
+--layers times the same models on deeper targets of each task (SUMFIRST: the
+MLP with that many hidden layers of 16; ADDMOD: the Transformer with that many
+blocks; 1D-ARC: that many encoder and decoder layers) and adds the neural
+graph's size |V| + |E| and the step time per thousand graph elements, the
+figure that is flat when a model's cost grows linearly in the graph.
 """
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -24,15 +32,26 @@ import optax
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-from neuroprog import meta, tasks, train  # pylint: disable=g-import-not-at-top,wrong-import-position
+from neuroprog import graphs, meta, programs, specs, tasks, train  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 D_META = {"direct": {}, "meta_mlp": {"hidden": 64}, "meta_gmlp": {"hidden": 64},
           "meta_gnn": {"d": 64, "rounds": 3}}
 
 
-def build_step(task_name, name, intents=8, examples=128):
+def deep_spec(task_name, layers):
+  """The task's default target with `layers` hidden layers / blocks (see --layers)."""
+  spec = tasks.default_spec(task_name)
+  if isinstance(spec, specs.MLPSpec):
+    return specs.MLPSpec((spec.d_in,) + spec.widths[1:-1][:1] * layers + (spec.d_out,),
+                         spec.activation)
+  if isinstance(spec, specs.TransformerSpec):
+    return dataclasses.replace(spec, n_layers=layers)
+  return dataclasses.replace(spec, n_enc_layers=layers, n_dec_layers=layers)
+
+
+def build_step(task_name, name, intents=8, examples=128, layers=None):
   """(jitted train step, state, key, model) as this bench times them."""
-  task = tasks.get(task_name)
+  task = tasks.get(task_name, spec=None if layers is None else deep_spec(task_name, layers))
   model = meta.create(name, task.spec, task.feature_dim, D_META[name])
   opt = optax.adam(1e-3)
   state = train.init_state(model, task, opt, jax.random.key(0))
@@ -47,27 +66,39 @@ def main():
   ap.add_argument("--models", default=",".join(meta.NAMES))
   ap.add_argument("--intents", type=int, default=8)
   ap.add_argument("--examples", type=int, default=128)
+  ap.add_argument("--layers", default="",
+                  help="comma-separated depths of the target (default: the task's own)")
   args = ap.parse_args()
-  for task_name in args.tasks.split(","):
-    for name in args.models.split(","):
-      step, state, key, model = build_step(task_name, name, args.intents, args.examples)
-      flops = common.flops_of(step, state, key)
-      common.time_call(step, state, key, min_time=0.5)     # warm caches
-      before = common.matmul_gflops()
-      sec = common.time_call(step, state, key, min_time=2.0)
-      matmul = max(before, common.matmul_gflops())
-      record = {"bench": "meta", "task": task_name, "model": name,
-                "params": model.num_params(), "intents": args.intents,
-                "examples_per_intent": args.examples,
-                "steps_per_s": round(1 / sec, 2),
-                "flops_per_step": flops,
-                "gflops_per_s": round(flops / sec / 1e9, 2) if flops else None,
-                "matmul_fp32_gflops": round(matmul, 1),
-                "matmul_fp32_gflops_before": round(before, 1),
-                **common.machine()}
-      if flops:
-        record["fraction_of_matmul"] = round(flops / sec / 1e9 / matmul, 3)
-      common.emit(record)
+  depths = [int(x) for x in args.layers.split(",")] if args.layers else [None]
+  for task_name, name, layers in ((t, m, l) for t in args.tasks.split(",")
+                                  for m in args.models.split(",") for l in depths):
+    step, state, key, model = build_step(task_name, name, args.intents, args.examples,
+                                         layers)
+    flops = common.flops_of(step, state, key)
+    common.time_call(step, state, key, min_time=0.5)     # warm caches
+    before = common.matmul_gflops()
+    sec = common.time_call(step, state, key, min_time=2.0)
+    matmul = max(before, common.matmul_gflops())
+    record = {"bench": "meta", "task": task_name, "model": name,
+              "params": model.num_params(), "intents": args.intents,
+              "examples_per_intent": args.examples,
+              "steps_per_s": round(1 / sec, 2),
+              "flops_per_step": flops,
+              "gflops_per_s": round(flops / sec / 1e9, 2) if flops else None,
+              "matmul_fp32_gflops": round(matmul, 1),
+              "matmul_fp32_gflops_before": round(before, 1),
+              **common.machine()}
+    if flops:
+      record["fraction_of_matmul"] = round(flops / sec / 1e9 / matmul, 3)
+    if layers is not None:
+      ng = graphs.neural_graph(model.spec)
+      size = ng.num_nodes + ng.num_edges
+      record.update(layers=layers, target_params=programs.num_params(model.spec),
+                    graph_nodes=ng.num_nodes, graph_edges=ng.num_edges,
+                    ms_per_step=round(1e3 * sec, 2),
+                    ms_per_1k_graph_elements=round(1e6 * sec / size, 3),
+                    flops_per_graph_element=round(flops / size) if flops else None)
+    common.emit(record)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ _EXPORTS = {
     "MLPSpec": "neuroprog.specs",
     "TransformerSpec": "neuroprog.specs",
     "Seq2SeqSpec": "neuroprog.specs",
+    "CNNSpec": "neuroprog.specs",
     "default_spec": "neuroprog.tasks",
     "execute": "neuroprog.programs",
     "flatten": "neuroprog.programs",

@@ -158,10 +158,94 @@ class Seq2SeqSpec:
     return self.vocab_size - 1
 
 
-Spec = Union[MLPSpec, TransformerSpec, Seq2SeqSpec]
+PADDINGS = ("SAME", "VALID")
+
+
+@dataclasses.dataclass(frozen=True)
+class CNNSpec:
+  """A convolutional network: conv layers, global average pooling, a linear head.
+
+  Input float32[..., *input_shape, in_channels] (channels last); output
+  float32[..., n_out]. Each conv layer l maps C_{l-1} to channels[l]
+  channels with a kernel of kernel_sizes[l] (square in 2D), stride
+  strides[l], the given padding, a bias and the activation; the head averages
+  the last layer's feature map over all positions and applies a linear map.
+
+  Attributes:
+    input_shape: the spatial size, (L,) for 1D or (H, W) for 2D signals.
+    in_channels: C_0.
+    channels: output channels of each conv layer (at least one layer).
+    kernel_sizes: one kernel size per conv layer.
+    n_out: number of outputs.
+    strides: one stride per conv layer; () means all 1.
+    padding: "SAME" (output size ceil(size / stride)) or "VALID".
+    activation: conv activation, one of ACTIVATIONS; the head is linear.
+  """
+  input_shape: tuple[int, ...]
+  in_channels: int
+  channels: tuple[int, ...]
+  kernel_sizes: tuple[int, ...]
+  n_out: int
+  strides: tuple[int, ...] = ()
+  padding: str = "SAME"
+  activation: str = "relu"
+
+  def __post_init__(self):
+    for name in ("input_shape", "channels", "kernel_sizes", "strides"):
+      value = getattr(self, name)
+      if isinstance(value, (int, str)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"CNNSpec.{name} must be a tuple of ints, got {value!r}.")
+      object.__setattr__(self, name, tuple(value))
+    if len(self.input_shape) not in (1, 2):
+      raise ValueError(f"CNNSpec.input_shape={self.input_shape!r}: give (L,) for 1D or "
+                       "(H, W) for 2D convolutions.")
+    if not self.channels:
+      raise ValueError("CNNSpec.channels is empty; give at least one conv layer.")
+    if not self.strides:
+      object.__setattr__(self, "strides", (1,) * len(self.channels))
+    for name in ("kernel_sizes", "strides"):
+      if len(getattr(self, name)) != len(self.channels):
+        raise ValueError(
+            f"CNNSpec.{name}={getattr(self, name)!r} has {len(getattr(self, name))} "
+            f"entries; channels={self.channels!r} has {len(self.channels)} layers "
+            "(one entry per layer).")
+    for name in ("input_shape", "channels", "kernel_sizes", "strides"):
+      for i, v in enumerate(getattr(self, name)):
+        _check_positive("CNNSpec", **{f"{name}[{i}]": v})
+    _check_positive("CNNSpec", in_channels=self.in_channels, n_out=self.n_out)
+    _check_choice("CNNSpec", "padding", self.padding, PADDINGS)
+    _check_choice("CNNSpec", "activation", self.activation, ACTIVATIONS)
+    self.feature_shapes   # raises for a layer whose output would be empty
+
+  @property
+  def spatial_dims(self) -> int:
+    return len(self.input_shape)
+
+  @property
+  def d_out(self) -> int:
+    return self.n_out
+
+  @property
+  def feature_shapes(self) -> tuple[tuple[int, ...], ...]:
+    """The spatial shape after each conv layer."""
+    shapes, size = [], self.input_shape
+    for l, (k, s) in enumerate(zip(self.kernel_sizes, self.strides)):
+      if self.padding == "SAME":
+        size = tuple(-(-n // s) for n in size)
+      else:
+        if min(size) < k:
+          raise ValueError(
+              f"CNNSpec: layer {l} has kernel {k} but its input is {size} with "
+              f"padding='VALID'; use padding='SAME' or a kernel <= {min(size)}.")
+        size = tuple((n - k) // s + 1 for n in size)
+      shapes.append(size)
+    return tuple(shapes)
+
+
+Spec = Union[MLPSpec, TransformerSpec, Seq2SeqSpec, CNNSpec]
 
 _SPEC_TYPES = {"MLPSpec": MLPSpec, "TransformerSpec": TransformerSpec,
-               "Seq2SeqSpec": Seq2SeqSpec}
+               "Seq2SeqSpec": Seq2SeqSpec, "CNNSpec": CNNSpec}
 
 
 def to_json(spec: Spec) -> dict:
@@ -179,7 +263,8 @@ def from_config(value, where: str = "config.spec") -> Optional[Spec]:
 
   Args:
     value: None or "" (the task's default target); a spec; a mapping
-      {"type": "MLPSpec" | "TransformerSpec" | "Seq2SeqSpec", field: value, ...}
+      {"type": "MLPSpec" | "TransformerSpec" | "Seq2SeqSpec" | "CNNSpec", field: value,
+      ...}
       (a dict or ml_collections ConfigDict; lists become tuples); or the same
       mapping as a JSON string, which is how it is given on the command line:
       --config.spec='{"type": "MLPSpec", "widths": [10, 16, 16, 1]}'.

@@ -11,7 +11,7 @@ from neuroprog.meta import base
 
 
 @pytest.mark.parametrize("task_name", [
-    "sumfirst", "addmod", pytest.param("arc1d", marks=pytest.mark.slow)])
+    "sumfirst", "addmod", "windowsum", pytest.param("arc1d", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", ["meta_mlp", "meta_gmlp", "meta_gnn"])
 def test_generated_weights_start_at_the_standard_scale(task_name, name):
   """Every weight/embedding tensor's std within 2x of its standard init,

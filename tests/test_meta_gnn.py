@@ -21,6 +21,7 @@ def _model(task, **cfg):
 # make test-slow; both groupings stay in make test on SUMFIRST.
 @pytest.mark.parametrize("task_name,grouping", [
     ("sumfirst", "orbit"), ("sumfirst", "role"), ("addmod", "role"),
+    ("windowsum", "orbit"), ("windowsum", "role"),
     pytest.param("addmod", "orbit", marks=pytest.mark.slow),
     pytest.param("arc1d", "orbit", marks=pytest.mark.slow),
     pytest.param("arc1d", "role", marks=pytest.mark.slow)])

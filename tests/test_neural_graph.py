@@ -20,6 +20,8 @@ DEEP_SPECS = {
     "transformer_4layer_post": neuroprog.TransformerSpec(9, 4, 8, 2, 6, n_classes=5,
                                                          n_layers=4, ln="post"),
     "seq2seq_2x2": neuroprog.Seq2SeqSpec(11, 33, 24, 4, 80, n_enc_layers=2, n_dec_layers=2),
+    "cnn_1d": neuroprog.CNNSpec((16,), 2, (4, 3), (3, 5), 2, strides=(1, 2)),
+    "cnn_2d": neuroprog.CNNSpec((6, 5), 3, (4,), (3,), 2, padding="VALID"),
 }
 
 
@@ -28,7 +30,7 @@ DEEP_SPECS = {
 @pytest.mark.parametrize("grouping", graphs.GROUPINGS)
 def test_slots_are_a_bijection_onto_theta(spec, grouping):
   ng = neuroprog.neural_graph(spec, grouping)
-  slots = np.concatenate([ng.node_slot, ng.edge_slot])
+  slots = np.concatenate([ng.node_slot, ng.edge_theta_index().reshape(-1)])
   slots = slots[slots >= 0]
   assert len(slots) == neuroprog.num_params(spec)
   np.testing.assert_array_equal(np.sort(slots), np.arange(neuroprog.num_params(spec)))

@@ -25,6 +25,12 @@ A 1-layer pre-LN Transformer (d_model channels, H heads of C channels)::
     res1 ─g2─▶ ln2 (b) ─W1─▶ mlp[m] (b1) ─W2─▶ res2[j] (b2) ◀─fixed 1─ res1
     res2 ─gf─▶ lnf (b) ─W_U─▶ out[c] (b_U)
 
+A CNN draws channels as nodes: input channels, each conv layer's channels
+(bias on the node; they permute like hidden units), the outputs. The kernel
+between input channel i and output channel j is one edge carrying a vector,
+its k (1D) or k x k (2D) spatial entries, contiguous in θ (`edge_size`,
+`edge_theta_index`); the head's weights are scalar edges.
+
 Layer-norm gains are the diagonal edges res[j]→ln[j]; token and position
 embeddings are edges from input nodes; residual paths are fixed edges of
 weight 1 (slot -1). The seq2seq Transformer stacks an encoder drawn this way
@@ -87,7 +93,7 @@ class _Builder:
     self.blocks: list[Block] = []
     self.roles: list[str] = []
     self._node_parts = []  # (role, slot[n], local[n, 2])
-    self._edge_parts = []  # (role, senders, receivers, slot)
+    self._edge_parts = []  # (role, senders, receivers, slot, size)
     self.n_nodes = 0
 
   def _role(self, name):
@@ -122,13 +128,27 @@ class _Builder:
     s = np.repeat(src.reshape(-1), dst.size)
     r = np.tile(dst.reshape(-1), src.size)
     self._edge_parts.append(
-        (self._role(name), s, r, self._slots(weight, src.shape + dst.shape)))
+        (self._role(name), s, r, self._slots(weight, src.shape + dst.shape), 1))
+
+  def kernels(self, name, src, dst, weight):
+    """All pairs src x dst, each edge carrying a vector: the kernel
+    weight[i, j, ...] (weight has shape src.shape + dst.shape + kernel, so the
+    kernel's entries are contiguous in θ; the edge's slot is the first)."""
+    e = self.entries[weight]
+    pairs = src.size * dst.size
+    if e.shape[:2] != src.shape + dst.shape:
+      raise AssertionError(f"{weight}: layout {e.shape} vs graph {src.shape + dst.shape}")
+    size = e.size // pairs
+    s = np.repeat(src.reshape(-1), dst.size)
+    r = np.tile(dst.reshape(-1), src.size)
+    self._edge_parts.append(
+        (self._role(name), s, r, e.offset + size * np.arange(pairs), size))
 
   def diag(self, name, src, dst, weight=None):
     """Elementwise pairs src[i] -> dst[i]; weight has shape src.shape."""
     assert src.shape == dst.shape
     self._edge_parts.append((self._role(name), src.reshape(-1),
-                             dst.reshape(-1), self._slots(weight, src.shape)))
+                             dst.reshape(-1), self._slots(weight, src.shape), 1))
 
   def arrays(self):
     node_role = np.concatenate(
@@ -136,12 +156,13 @@ class _Builder:
     node_slot = np.concatenate([s for _, s, _ in self._node_parts])
     node_local = np.concatenate([l for _, _, l in self._node_parts])
     edge_role = np.concatenate(
-        [np.full(len(s), r) for r, s, _, _ in self._edge_parts])
-    senders = np.concatenate([s for _, s, _, _ in self._edge_parts])
-    receivers = np.concatenate([r for _, _, r, _ in self._edge_parts])
-    edge_slot = np.concatenate([w for _, _, _, w in self._edge_parts])
+        [np.full(len(s), r) for r, s, _, _, _ in self._edge_parts])
+    senders = np.concatenate([s for _, s, _, _, _ in self._edge_parts])
+    receivers = np.concatenate([r for _, _, r, _, _ in self._edge_parts])
+    edge_slot = np.concatenate([w for _, _, _, w, _ in self._edge_parts])
+    edge_size = np.concatenate([np.full(len(s), k) for _, s, _, _, k in self._edge_parts])
     return (node_role, node_slot, node_local, edge_role, senders, receivers,
-            edge_slot)
+            edge_slot, edge_size)
 
 
 def _ln(b, res, name, sym):
@@ -252,6 +273,19 @@ def _build_seq2seq(b, spec: specs_lib.Seq2SeqSpec):
   b.dense("unembed/w", g, out, weight="unembed/w")
 
 
+def _build_cnn(b, spec: specs_lib.CNNSpec):
+  x = b.nodes("input", (spec.in_channels,))
+  for l in range(len(spec.channels)):
+    # Channels of a conv layer permute like an MLP's hidden units; the
+    # kernel positions inside an edge's vector never move.
+    name = f"conv{l}/channel"
+    y = b.nodes(name, (spec.channels[l],), (name,), bias=f"conv{l}/b")
+    b.kernels(f"conv{l}/w", x, y, weight=f"conv{l}/w")
+    x = y
+  out = b.nodes("output", (spec.n_out,), bias="head/b")
+  b.dense("head/w", x, out, weight="head/w")
+
+
 def pe_columns(features: str = DEFAULT_PE_FEATURES) -> tuple[np.ndarray, np.ndarray]:
   """Column indices of the positional-encoding families named in `features`.
 
@@ -295,7 +329,11 @@ class NeuralGraph:
       of the forward pass), n_node [1], n_edge [1], globals None.
     node_slot: int32[N], θ index of the node's bias or -1.
     edge_slot: int32[E], θ index of the edge's weight or -1 (input-free fixed
-      edges: residual paths of weight 1, q/k channel pairings).
+      edges: residual paths of weight 1, q/k channel pairings). An edge that
+      carries a vector (a conv kernel between two channels) starts there.
+    edge_size: int32[E], how many consecutive θ entries from edge_slot the
+      edge carries: 1 for a scalar weight (and fixed edges), k (1D) or k^2
+      (2D) for a kernel. `edge_theta_index` lists them.
     node_group, edge_group: int32[N], int32[E], group ids in
       0..num_node_groups-1 and 0..num_edge_groups-1, numbered by first
       appearance.
@@ -321,6 +359,19 @@ class NeuralGraph:
   edge_role: np.ndarray
   roles: tuple[str, ...]
   blocks: tuple[Block, ...]
+  edge_size: np.ndarray
+
+  @property
+  def max_edge_size(self) -> int:
+    """K, the longest vector an edge carries (1 unless the target has kernels)."""
+    return int(self.edge_size.max()) if len(self.edge_size) else 1
+
+  def edge_theta_index(self) -> np.ndarray:
+    """int64[E, K]: θ indices carried by each edge, -1 past its size or where
+    it carries nothing (K = max_edge_size)."""
+    k = np.arange(self.max_edge_size)
+    idx = self.edge_slot[:, None].astype(np.int64) + k
+    return np.where((self.edge_slot[:, None] >= 0) & (k < self.edge_size[:, None]), idx, -1)
 
   @property
   def node_pe(self) -> np.ndarray:
@@ -397,7 +448,7 @@ def neural_graph(spec: specs_lib.Spec, grouping: str = "orbit") -> NeuralGraph:
   """Builds the neural graph of `spec` (cached per (spec, grouping)).
 
   Args:
-    spec: MLPSpec, TransformerSpec or Seq2SeqSpec.
+    spec: MLPSpec, TransformerSpec, Seq2SeqSpec or CNNSpec.
     grouping: "orbit" (groups = orbits of the permutation symmetries) or
       "role" (one group per layer and role).
 
@@ -414,12 +465,14 @@ def neural_graph(spec: specs_lib.Spec, grouping: str = "orbit") -> NeuralGraph:
     _build_transformer(b, spec)
   elif isinstance(spec, specs_lib.Seq2SeqSpec):
     _build_seq2seq(b, spec)
+  elif isinstance(spec, specs_lib.CNNSpec):
+    _build_cnn(b, spec)
   else:
     raise ValueError(
         f"Unknown spec type {type(spec).__name__}; allowed: MLPSpec, "
-        "TransformerSpec, Seq2SeqSpec.")
+        "TransformerSpec, Seq2SeqSpec, CNNSpec.")
   (node_role, node_slot, node_local, edge_role, senders, receivers,
-   edge_slot) = b.arrays()
+   edge_slot, edge_size) = b.arrays()
   # sin/cos of the index along each block axis, plus the index as a fraction
   # of the axis length (a ramp: lets a model compare positions, e.g. "input
   # i < n", in a way that extends to unseen intents).
@@ -440,4 +493,4 @@ def neural_graph(spec: specs_lib.Spec, grouping: str = "orbit") -> NeuralGraph:
       node_slot=node_slot.astype(np.int32), edge_slot=edge_slot.astype(np.int32),
       node_group=node_group, edge_group=edge_group,
       node_role=node_role.astype(np.int32), edge_role=edge_role.astype(np.int32),
-      roles=tuple(b.roles), blocks=tuple(b.blocks))
+      roles=tuple(b.roles), blocks=tuple(b.blocks), edge_size=edge_size.astype(np.int32))

@@ -136,8 +136,10 @@ def theta_permutation(ng, pi) -> np.ndarray:
   perm = np.arange(ng.num_params)
   has = ng.node_slot >= 0
   perm[ng.node_slot[has]] = ng.node_slot[pi[has]]
-  has = ng.edge_slot >= 0
-  perm[ng.edge_slot[has]] = ng.edge_slot[edge_pi[has]]
+  # A vector edge (a conv kernel) moves as a whole: entry j to entry j.
+  index = ng.edge_theta_index()
+  has = index >= 0
+  perm[index[has]] = index[edge_pi][has]
   return perm
 
 

@@ -264,6 +264,8 @@ def example_inputs(spec: specs_lib.Spec, n: int = 1) -> jax.Array:
     return jnp.zeros((1, n, spec.d_in), jnp.float32)
   if isinstance(spec, specs_lib.TransformerSpec):
     return jnp.zeros((1, n, spec.seq_len), jnp.int32)
+  if isinstance(spec, specs_lib.CNNSpec):
+    return jnp.zeros((1, n) + spec.input_shape + (spec.in_channels,), jnp.float32)
   return jnp.zeros((1, n, spec.max_len), jnp.int32)
 
 

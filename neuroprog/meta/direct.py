@@ -3,27 +3,32 @@
 MLP targets: an MLP on [u, x]. Token targets: a pre-LN Transformer that reads
 an intent token (a linear embedding of u) in front of the input tokens; it
 answers at the last position (ADDMOD) or at every input cell (1D-ARC, padding
-masked out of attention).
+masked out of attention). Convolutional targets: a CNN that reads u as extra
+input channels at every position, global average pooling and an MLP head.
 """
 
 from __future__ import annotations
 
 import flax.linen as nn
 import jax.numpy as jnp
+import numpy as np
 
 from neuroprog import specs as specs_lib
 
 DEFAULTS_MLP = {"hidden": 64, "depth": 2}
 DEFAULTS_TOKENS = {"d_model": 32, "n_heads": 4, "n_layers": 2, "mlp_ratio": 2}
+DEFAULTS_CNN = {"hidden": 32, "depth": 2, "kernel": 3}
 LEARNING_RATE = 1e-3   # the Adam rate a config gets unless it names one
 
 
 def defaults_for(spec):
-  return DEFAULTS_MLP if isinstance(spec, specs_lib.MLPSpec) else DEFAULTS_TOKENS
+  if isinstance(spec, specs_lib.MLPSpec):
+    return DEFAULTS_MLP
+  return DEFAULTS_CNN if isinstance(spec, specs_lib.CNNSpec) else DEFAULTS_TOKENS
 
 
 def width_key_for(spec):
-  return "hidden" if isinstance(spec, specs_lib.MLPSpec) else "d_model"
+  return "hidden" if isinstance(spec, (specs_lib.MLPSpec, specs_lib.CNNSpec)) else "d_model"
 
 
 class DirectMLP(nn.Module):
@@ -39,6 +44,47 @@ class DirectMLP(nn.Module):
     for _ in range(self.depth):
       h = nn.gelu(nn.Dense(self.hidden)(h))
     return nn.Dense(self.d_out)(h)
+
+
+class DirectCNN(nn.Module):
+  """u float32[B, F], x float32[B, n, *spatial, C] -> y float32[B, n, d_out].
+
+  `depth` conv layers of `hidden` channels (kernel `kernel`, SAME padding,
+  GELU) over [x || u broadcast to every position], global average pooling,
+  then a hidden dense layer and the output layer.
+  """
+  hidden: int
+  depth: int
+  kernel: int
+  d_out: int
+
+  @nn.compact
+  def __call__(self, u_BxF, x):
+    b, n = x.shape[:2]
+    spatial = x.shape[2:-1]
+    u = jnp.broadcast_to(u_BxF[:, None].reshape((b, 1) + (1,) * len(spatial) + (-1,)),
+                         x.shape[:-1] + u_BxF.shape[-1:])
+    h = jnp.concatenate([x, u], -1).reshape((b * n,) + spatial + (-1,))
+    for _ in range(self.depth):
+      h = nn.gelu(nn.Dense(self.hidden)(_patches(h, self.kernel)))
+    h = h.mean(axis=tuple(range(1, 1 + len(spatial))))
+    h = nn.gelu(nn.Dense(self.hidden)(h))
+    return nn.Dense(self.d_out)(h).reshape(b, n, self.d_out)
+
+
+def _patches(h, k):
+  """[M, *spatial, C] -> [M, *spatial, k^d * C]: the SAME-padded k-neighbourhood
+  of every position, so a convolution is one dense layer (a plain matmul,
+  several times faster than XLA's CPU convolution at these sizes)."""
+  d = h.ndim - 2
+  lo = (k - 1) // 2
+  h = jnp.pad(h, [(0, 0)] + [(lo, k - 1 - lo)] * d + [(0, 0)])
+  size = [h.shape[1 + i] - k + 1 for i in range(d)]
+  views = []
+  for offset in np.ndindex(*(k,) * d):
+    index = tuple(slice(o, o + s) for o, s in zip(offset, size))
+    views.append(h[(slice(None),) + index])
+  return jnp.concatenate(views, -1)
 
 
 class DirectTransformer(nn.Module):
@@ -83,6 +129,12 @@ def build(spec, intent_dim, config) -> nn.Module:
   if isinstance(spec, specs_lib.MLPSpec):
     return DirectMLP(hidden=int(config.hidden), depth=int(config.depth),
                      d_out=spec.d_out)
+  if isinstance(spec, specs_lib.CNNSpec):
+    for k in ("hidden", "depth", "kernel"):
+      if isinstance(config[k], bool) or not isinstance(config[k], int) or config[k] < 1:
+        raise ValueError(f"direct: {k}={config[k]!r}; allowed: a positive int.")
+    return DirectCNN(hidden=int(config.hidden), depth=int(config.depth),
+                     kernel=int(config.kernel), d_out=spec.n_out)
   if config.d_model % config.n_heads:
     raise ValueError(f"direct: d_model={config.d_model} is not divisible by "
                      f"n_heads={config.n_heads}.")

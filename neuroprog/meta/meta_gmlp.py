@@ -52,13 +52,22 @@ def build(spec, intent_dim, config):
   node_cols, edge_cols = graphs.pe_columns(config.pe_features)
   ng = graphs.neural_graph(spec, config.grouping)
   node_pe, edge_pe = ng.node_pe[:, node_cols], ng.edge_pe[:, edge_cols]
-  has_n, has_e = ng.node_slot >= 0, ng.edge_slot >= 0
-  slots = np.concatenate([ng.node_slot[has_n], ng.edge_slot[has_e]])
-  group = np.concatenate([ng.node_group[has_n],
-                          ng.num_node_groups + ng.edge_group[has_e]])
+  # One element per θ entry: a node's bias, or entry j of an edge's vector
+  # (j = 0 for a scalar weight; kernel position j of a conv kernel).
+  index = ng.edge_theta_index()
+  has_n = ng.node_slot >= 0
+  edge_of, entry = np.nonzero(index >= 0)
+  slots = np.concatenate([ng.node_slot[has_n], index[edge_of, entry]])
+  group = np.concatenate([ng.node_group[has_n], ng.num_node_groups + ng.edge_group[edge_of]])
   pe_n = np.concatenate([node_pe[has_n], np.zeros_like(node_pe[has_n]),
                          np.zeros((has_n.sum(), 1), np.float32)], 1)
-  pe_e = np.concatenate([edge_pe[has_e], np.ones((has_e.sum(), 1), np.float32)], 1)
+  pe_e = np.concatenate([edge_pe[edge_of], np.ones((len(edge_of), 1), np.float32)], 1)
+  if ng.max_edge_size > 1:
+    # Kernel targets only (other targets keep their inputs): where in the
+    # kernel the entry sits, as a fraction of the kernel size.
+    pos = (entry / ng.edge_size[edge_of]).astype(np.float32)[:, None]
+    pe_n = np.concatenate([pe_n, np.zeros((has_n.sum(), 1), np.float32)], 1)
+    pe_e = np.concatenate([pe_e, pos], 1)
   pe = np.concatenate([pe_n, pe_e])
   lay = grouped.group_layout(group)
   net = MetaGMLPNet(buckets=lay.buckets, n_groups=lay.n_groups,

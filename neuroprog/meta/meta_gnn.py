@@ -12,7 +12,10 @@ For B intents at once, on the neural graph (N nodes, E edges) of the target:
      h_n <- LN(h_n + upd^{g(n)}_r([h_n, agg_{e into n} e, agg_{e out of n} e]))
    with agg = sum or mean (permutation invariant) and LN parameter-free.
 3. Group-tied decoders: bias of n = dec_node^{g(n)}(h_n), weight of e =
-   dec_edge^{g(e)}(e_e), written into θ through node_slot / edge_slot.
+   dec_edge^{g(e)}(e_e), written into θ through node_slot / edge_slot. An
+   edge that carries a vector (a conv kernel, `edge_size` k) gets the first
+   k of the K = max_edge_size outputs of its decoder; output j is kernel
+   position j, the same for every edge of a group.
 
 Two groupings of the neural graph serve two purposes. `grouping` (default
 "orbit") ties the layers that carry an element's identity: the encoders'
@@ -82,7 +85,7 @@ class MetaGNNNet(nn.Module):
   # edge_buckets[i] and edge_msg_buckets[i] cover the same elements.
   node_pe: np.ndarray | None   # float32[N, P] sorted, or None (P = 10: all families)
   edge_pe: np.ndarray | None   # float32[E, 2P + pe_random] sorted, or None
-  theta_source: np.ndarray     # int32[T]: index into [nodes; edges] (sorted)
+  theta_source: np.ndarray     # int32[T]: index into [nodes; edges x K] (sorted)
   edge_endpoints: tuple        # per message round input: see GroupedEdgeInput
   d: int
   rounds: int
@@ -91,6 +94,7 @@ class MetaGNNNet(nn.Module):
   balanced: bool = False       # intent_input == "balanced" (GroupedIntentEncoder)
   intent_weight: float = 0.5
   intent_film: bool = False    # FiLM gain of the intent in the encoders' first layer
+  edge_out: int = 1            # K: values decoded per edge (kernel entries)
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -116,11 +120,12 @@ class MetaGNNNet(nn.Module):
           each(nn.gelu, z))
       return each(base.layer_norm, z)
 
-    def decode(z, buckets, groups, msg_buckets, msg_groups, name):
+    def decode(z, buckets, groups, msg_buckets, msg_groups, name, k=1):
       z = grouped.GroupedDense(msg_buckets, msg_groups, d, name=f"{name}_hidden")(z)
-      z = grouped.GroupedDense(buckets, groups, 1, name=f"{name}_out")(
+      z = grouped.GroupedDense(buckets, groups, k, name=f"{name}_out")(
           each(nn.gelu, z))
-      return each(lambda a: a[..., 0], z)
+      # [M, B, k] -> [M * k, B], element-major: row m * k + j is output j of m.
+      return each(lambda a: a.transpose(0, 2, 1).reshape(-1, a.shape[1]), z)
 
     def segment_sum(xs, index):   # sum over the segments' edges into nodes
       out = 0
@@ -148,8 +153,8 @@ class MetaGNNNet(nn.Module):
           mnb, mng, d, d, name=f"upd_{r}")(
               jnp.concatenate([h, agg_in, agg_out], -1)))
     bias = decode(h, nb, ng, mnb, mng, "dec_node")
-    weight = decode(x, eb, eg, meb, meg, "dec_edge")
-    values = jnp.concatenate([bias, *weight], 0)   # [N + E, B]
+    weight = decode(x, eb, eg, meb, meg, "dec_edge", self.edge_out)
+    values = jnp.concatenate([bias, *weight], 0)   # [N + E * K, B]
     return static_rows.take_rows(values, self.theta_source).T
 
 
@@ -256,11 +261,13 @@ def build(spec, intent_dim, config, graph=None):
   snd_groups, snd_slot = grouped.endpoint_projection_index(eml.group_sorted, senders)
   rcv_groups, rcv_slot = grouped.endpoint_projection_index(eml.group_sorted, receivers)
   n = ng.num_nodes
-  # θ slot -> position in the concatenation [sorted nodes; sorted edges].
+  # θ slot -> row of [sorted nodes; sorted edges x K outputs each].
   source = np.full(ng.num_params, -1, np.int64)
-  node_slot, edge_slot = ng.node_slot[nl.order], ng.edge_slot[el.order]
+  k_out = ng.max_edge_size
+  node_slot, edge_index = ng.node_slot[nl.order], ng.edge_theta_index()[el.order]
   source[node_slot[node_slot >= 0]] = np.flatnonzero(node_slot >= 0)
-  source[edge_slot[edge_slot >= 0]] = n + np.flatnonzero(edge_slot >= 0)
+  has = edge_index >= 0
+  source[edge_index[has]] = n + np.flatnonzero(has.reshape(-1))
   assert (source >= 0).all()
   net = MetaGNNNet(
       n_nodes=n, node_buckets=nl.buckets, n_node_groups=nl.n_groups,
@@ -279,5 +286,5 @@ def build(spec, intent_dim, config, graph=None):
       intent_scale=float(config.intent_scale),
       balanced=config.intent_input == "balanced",
       intent_weight=float(config.intent_weight),
-      intent_film=bool(config.intent_film))
+      intent_film=bool(config.intent_film), edge_out=k_out)
   return net, base.head_layout(spec)

@@ -108,6 +108,23 @@ def _execute_seq2seq(spec: specs_lib.Seq2SeqSpec, p, tokens):
   return g @ p["unembed/w"] + p["unembed/b"]
 
 
+def _execute_cnn(spec: specs_lib.CNNSpec, p, x):
+  act = _ACT[spec.activation]
+  k = spec.spatial_dims + 1
+  lead = x.shape[:x.ndim - k]
+  h = x.reshape((-1,) + x.shape[x.ndim - k:])
+  spatial = "WH"[:spec.spatial_dims][::-1]          # "W" (1D) or "HW" (2D)
+  dims = ("N" + spatial + "C", "IO" + spatial, "N" + spatial + "C")
+  for l, s in enumerate(spec.strides):
+    h = jax.lax.conv_general_dilated(
+        h, p[f"conv{l}/w"], window_strides=(s,) * spec.spatial_dims,
+        padding=spec.padding, dimension_numbers=dims)
+    h = act(h + p[f"conv{l}/b"])
+  pooled = h.mean(axis=tuple(range(1, 1 + spec.spatial_dims)))
+  out = pooled @ p["head/w"] + p["head/b"]
+  return out.reshape(lead + (spec.n_out,))
+
+
 def check_inputs(spec: specs_lib.Spec, x) -> None:
   """Raises ValueError if x's static shape or dtype cannot feed `spec`."""
   shape = tuple(getattr(x, "shape", ()))
@@ -116,6 +133,13 @@ def check_inputs(spec: specs_lib.Spec, x) -> None:
     if not shape or shape[-1] != spec.d_in:
       raise ValueError(
           f"MLP input has shape {shape}; expected float[..., {spec.d_in}].")
+    return
+  if isinstance(spec, specs_lib.CNNSpec):
+    want = spec.input_shape + (spec.in_channels,)
+    if tuple(shape[len(shape) - len(want):]) != want or len(shape) < len(want):
+      raise ValueError(
+          f"CNN input has shape {shape}; expected float[..., "
+          f"{', '.join(map(str, want))}] (input_shape, then in_channels).")
     return
   if dtype is None or not jnp.issubdtype(dtype, jnp.integer):
     raise ValueError(
@@ -139,6 +163,8 @@ def _execute(spec, theta, x):
     return _execute_mlp(spec, p, x)
   if isinstance(spec, specs_lib.TransformerSpec):
     return _execute_transformer(spec, p, x)
+  if isinstance(spec, specs_lib.CNNSpec):
+    return _execute_cnn(spec, p, x)
   return _execute_seq2seq(spec, p, x)
 
 
@@ -146,16 +172,17 @@ def execute(spec: specs_lib.Spec, theta: jax.Array, x: jax.Array) -> jax.Array:
   """Runs the target network `spec` with weights θ on inputs x.
 
   Args:
-    spec: an MLPSpec, TransformerSpec or Seq2SeqSpec (static).
+    spec: an MLPSpec, TransformerSpec, Seq2SeqSpec or CNNSpec (static).
     theta: float32[T], T = num_params(spec). One program; vmap for many.
     x: MLPSpec: float[..., d_in]. TransformerSpec: int[..., seq_len] token ids
       in 0..vocab_size-1. Seq2SeqSpec: int[..., L], L <= max_len, token ids in
-      0..vocab_size-1 (pad_id for padding).
+      0..vocab_size-1 (pad_id for padding). CNNSpec: float[..., *input_shape,
+      in_channels].
 
   Returns:
     MLPSpec: float32[..., d_out]. TransformerSpec: float32[..., n_classes],
     the logits at the last (answer) position. Seq2SeqSpec: float32[..., L,
-    vocab_size], one distribution per output cell.
+    vocab_size], one distribution per output cell. CNNSpec: float32[..., n_out].
 
   Pure and jittable; shapes are checked statically (ValueError), token values
   are not (out-of-range ids are clamped by the gather, as in jnp indexing).

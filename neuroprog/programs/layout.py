@@ -128,10 +128,21 @@ def layout(spec: specs_lib.Spec) -> tuple[Entry, ...]:
     c.ln("dec/ln_f", d)
     c.add("unembed/w", (d, spec.vocab_size), "weight", d)
     c.add("unembed/b", (spec.vocab_size,), "bias")
+  elif isinstance(spec, specs_lib.CNNSpec):
+    # Kernels as [C_in, C_out, *kernel]: each (input, output) channel pair's
+    # spatial entries are contiguous, the vector its neural-graph edge carries.
+    c_in = spec.in_channels
+    for l, (c_out, k) in enumerate(zip(spec.channels, spec.kernel_sizes)):
+      kernel = (k,) * spec.spatial_dims
+      c.add(f"conv{l}/w", (c_in, c_out) + kernel, "weight", c_in * k ** spec.spatial_dims)
+      c.add(f"conv{l}/b", (c_out,), "bias")
+      c_in = c_out
+    c.add("head/w", (c_in, spec.n_out), "weight", c_in)
+    c.add("head/b", (spec.n_out,), "bias")
   else:
     raise ValueError(
         f"Unknown spec type {type(spec).__name__}; allowed: MLPSpec, "
-        "TransformerSpec, Seq2SeqSpec.")
+        "TransformerSpec, Seq2SeqSpec, CNNSpec.")
   return tuple(c.entries)
 
 

@@ -1,4 +1,5 @@
-"""Program families: SUMFIRST-n, ADDMOD-p and parameterized 1D-ARC.
+"""Program families: SUMFIRST-n, ADDMOD-p, parameterized 1D-ARC, and WINDOWSUM-a
+(on a convolutional target).
 
     task = neuroprog.tasks.get("addmod", ood_intents=(83, 89))
     x, y = task.sample(jax.random.key(0), task.train_intents, 128)
@@ -9,17 +10,18 @@ from __future__ import annotations
 import inspect
 
 from neuroprog import specs as specs_lib
-from neuroprog.tasks import addmod, arc1d, sumfirst
+from neuroprog.tasks import addmod, arc1d, sumfirst, windowsum
 from neuroprog.tasks.addmod import AddMod
 from neuroprog.tasks.base import Task
 from neuroprog.tasks.sumfirst import SumFirst
 
-_TASKS = {"sumfirst": SumFirst, "addmod": AddMod, "arc1d": arc1d.Arc1D}
+_TASKS = {"sumfirst": SumFirst, "addmod": AddMod, "arc1d": arc1d.Arc1D,
+          "windowsum": windowsum.WindowSum}
 NAMES = tuple(_TASKS)
 # Trainable-parameter budget of each task's paper table (all four models
 # matched to within 10%, `train.loop.matched_model_configs`).
 PARAM_BUDGETS = {"sumfirst": sumfirst.PARAM_BUDGET, "addmod": addmod.PARAM_BUDGET,
-                 "arc1d": arc1d.PARAM_BUDGET}
+                 "arc1d": arc1d.PARAM_BUDGET, "windowsum": windowsum.PARAM_BUDGET}
 
 
 def _check_name(name: str) -> None:
@@ -35,7 +37,7 @@ def default_spec(name: str) -> specs_lib.Spec:
 
 
 def get(name: str, **overrides) -> Task:
-  """The task `name` ("sumfirst" | "addmod" | "arc1d").
+  """The task `name` ("sumfirst" | "addmod" | "arc1d" | "windowsum").
 
   Overrides (keyword-only): train_intents, ood_intents, val_intents (disjoint
   sequences of intents; train defaults to every intent in neither of the
