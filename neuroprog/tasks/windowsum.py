@@ -45,7 +45,7 @@ class WindowSum(base.Task):
   """Intents: int a in 0..9. Default OOD {3, 7}.
 
   sample(key, intents, n) -> x float32[B, n, 16, 1] (scaled, see module doc),
-  y float32[B, n] (the count, 0..14). Features: [a / 9] (F = 1).
+  y float32[B, n] (the count, 0..14). Features: [(a + 1) / 10] (F = 1).
   """
   name = "windowsum"
   feature_dim = 1
@@ -64,7 +64,9 @@ class WindowSum(base.Task):
     return base.check_int(self.name, "a", intent, range(MAX_SUM + 1))
 
   def intent_features(self, intent):
-    return np.array([intent / MAX_SUM], np.float32)
+    # (a + 1) / 10, not a / 9: a zero feature at a = 0 would give a
+    # meta-learner without input biases one constant program there.
+    return np.array([(intent + 1) / (MAX_SUM + 1)], np.float32)
 
   def format_intent(self, intent):
     return f"a={intent}"
