@@ -1,7 +1,7 @@
 """Every experiment config loads, validates, and its models are matched."""
 import pytest
 
-from experiments.configs import addmod, arc1d, sumfirst
+from experiments.configs import addmod, addmod_deep, arc1d, sumfirst, sumfirst_deep, windowsum
 from experiments.configs import test as test_config
 from neuroprog import meta, tasks
 from neuroprog.train import loop
@@ -18,6 +18,22 @@ def test_paper_configs_are_valid_and_capacity_matched(name):
   assert set(task.ood_intents).isdisjoint(task.train_intents)
   assert set(task.val_intents).isdisjoint(task.train_intents)
   budget = tasks.PARAM_BUDGETS[name]
+  for model in config.models:
+    n = loop.create_model(config, task, model).num_params()
+    assert abs(n - budget) <= 0.1 * budget, (model, n)
+
+
+@pytest.mark.parametrize("module, seeds", [(sumfirst_deep, 5), (addmod_deep, 5), (windowsum, 3)],
+                         ids=["sumfirst_deep", "addmod_deep", "windowsum"])
+def test_beyond_paper_configs_are_valid_and_capacity_matched(module, seeds):
+  """Targets other than the paper's: the models are re-matched for them."""
+  config = module.get_config()
+  loop.validate_config(config)
+  task = loop.build_task(config)
+  assert config.seeds == seeds
+  # The deep configs name their target; WINDOWSUM's default target is a CNN.
+  assert task.spec != tasks.default_spec(config.task) or config.task == "windowsum"
+  budget = tasks.PARAM_BUDGETS[config.task]
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()
     assert abs(n - budget) <= 0.1 * budget, (model, n)

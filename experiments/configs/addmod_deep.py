@@ -1,0 +1,45 @@
+"""ADDMOD-p on a deeper target: the paper's Transformer with 2 blocks instead of
+1 (12,033 parameters); 4 meta-learners x 5 seeds, everything else as
+`addmod.py` (OOD p in {23, 47, 61, 83, 89}, validation {53, 71}, 20,000 steps).
+
+  python -m experiments.synthesize --config=experiments/configs/addmod_deep.py \
+      --workdir=workdirs/addmod_deep
+
+Meant for a GPU: not yet run. On the 2-core CPU the Meta-GNN step costs about
+1.5x the 1-layer one per seed (`benchmarks/bench_meta.py --tasks addmod
+--layers 1,2,4`), so 5 seeds x 20,000 steps would take several hours for
+Meta-GNN alone (BUILD_NOTES.md, "Deeper targets").
+
+Widths re-matched to the 400,000-parameter budget for this target
+(`neuroprog.train.loop.matched_model_configs("addmod", spec=...)`).
+"""
+
+from experiments.configs import addmod
+from neuroprog.train import loop
+
+SPEC = {"type": "TransformerSpec", "vocab_size": 98, "seq_len": 3, "d_model": 16,
+        "n_heads": 4, "d_mlp": 48, "n_classes": 97, "n_layers": 2, "ln": "pre",
+        "activation": "relu"}
+MODEL_CONFIGS = {
+    "direct": {"d_model": 152},
+    "meta_mlp": {"hidden": 44},
+    "meta_gmlp": {"hidden": 4},
+    "meta_gnn": {"d": 18},
+}
+
+
+def get_config():
+  base = addmod.get_config()
+  return loop.default_config(
+      task="addmod",
+      spec=SPEC,
+      model_configs=MODEL_CONFIGS,
+      ood_intents=tuple(base.ood_intents),
+      val_intents=tuple(base.val_intents),
+      seeds=5,
+      steps=base.steps,
+      examples_per_intent=base.examples_per_intent,
+      eval_examples=base.eval_examples,
+      log_every=base.log_every,
+      checkpoint_every=base.checkpoint_every,
+  )
