@@ -88,6 +88,21 @@ def test_config_spec_is_validated_before_any_work(tmp_path):
   assert not os.listdir(tmp_path)   # refused before the workdir was made
 
 
+def test_train_and_evaluate_trains_the_configured_target(tmp_path):
+  config = test_config.get_config()
+  config.models = ("meta_mlp",)
+  config.steps = 10
+  config.spec = json.dumps(DEEP)    # as --config.spec='...' gives it
+  out = loop.train_and_evaluate(config, str(tmp_path))
+  assert json.load(open(tmp_path / "results.json"))["spec"] == {
+      "type": "MLPSpec", "widths": [10, 8, 8, 1], "activation": "relu"}
+  assert specs.from_json(out["spec"]) == specs.MLPSpec((10, 8, 8, 1))
+  spec, theta = synthesis.synthesize(str(tmp_path), "n=3", model="meta_mlp")
+  assert spec == specs.MLPSpec((10, 8, 8, 1))
+  assert theta.shape == (neuroprog.num_params(spec),) == (169,)
+
+
+@pytest.mark.slow   # CI budget (25 s); the in-process test above covers the same path
 def test_main_job_trains_the_configured_target_and_records_it(tmp_path):
   cmd = [sys.executable, "-m", "experiments.synthesize", "--config=experiments/configs/test.py",
          "--config.models=('meta_mlp',)", "--config.steps=20", f"--workdir={tmp_path}",

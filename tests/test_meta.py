@@ -10,9 +10,12 @@ from neuroprog import meta, tasks, train
 from neuroprog.meta import base
 
 
-@pytest.mark.parametrize("task_name", [
-    "sumfirst", "addmod", "windowsum", pytest.param("arc1d", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("name", ["meta_mlp", "meta_gmlp", "meta_gnn"])
+# CI budget: ADDMOD's Meta-GNN case (about 20 s) and 1D-ARC run in make test-slow.
+@pytest.mark.parametrize("task_name,name", [
+    (t, n) if (t, n) != ("addmod", "meta_gnn") and t != "arc1d"
+    else pytest.param(t, n, marks=pytest.mark.slow)
+    for t in ("sumfirst", "addmod", "windowsum", "arc1d")
+    for n in ("meta_mlp", "meta_gmlp", "meta_gnn")])
 def test_generated_weights_start_at_the_standard_scale(task_name, name):
   """Every weight/embedding tensor's std within 2x of its standard init,
   biases 0 and layer-norm gains 1, for every intent (OOD ones too)."""
@@ -85,6 +88,7 @@ def test_apply_is_jittable_and_vmappable_over_intents(name):
   assert float(jnp.abs(batched[0] - batched[-1]).max()) > 1e-4   # intents differ
 
 
+@pytest.mark.slow  # CI budget: tests/test_configs.py checks every config's 10% match
 def test_match_capacity_within_ten_percent():
   spec = neuroprog.default_spec("sumfirst")
   cfgs = meta.match_capacity(meta.NAMES, spec, 20_000, intent_dim=1)
@@ -99,7 +103,10 @@ def test_match_capacity_within_ten_percent():
 LEARNING_RATES = {"direct": 3e-3, "meta_mlp": 3e-3, "meta_gmlp": 1e-3, "meta_gnn": 1e-3}
 
 
-@pytest.mark.parametrize("name", meta.NAMES)
+# CI budget: Meta-GNN's learning check runs in make test-slow (the end-to-end
+# test trains it on the test config in make test).
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "meta_gnn"
+                                  else n for n in meta.NAMES])
 def test_quick_learning_check_sumfirst(name):
   """Two training intents: 300 Adam steps cut the training loss >= 10x."""
   task = tasks.get("sumfirst", train_intents=(3, 7), ood_intents=(4, 8))

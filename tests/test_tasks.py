@@ -22,7 +22,8 @@ def test_features_have_a_fixed_width_and_separate_intents(name):
   assert len({row.tobytes() for row in f}) == len(task.intents)
 
 
-@pytest.mark.parametrize("name", tasks.NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "arc1d"
+                                  else n for n in tasks.NAMES])   # CI budget: arc1d ~14 s
 def test_sampling_is_deterministic_in_the_key(name):
   task = tasks.get(name)
   intents = task.train_intents[:3]
