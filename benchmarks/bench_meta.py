@@ -14,6 +14,15 @@ conservative choice: a slow reference would flatter the model).
   python benchmarks/bench_meta.py [--tasks sumfirst,addmod] [--models meta_gnn]
       [--layers 1,2,4]
 
+--widths=config times each model as the task's experiment config trains it
+(`experiments/configs/<task>.py`: its widths, intents per step, examples per
+intent, learning rates), through the training loop's own compiled chunk: per
+model, the compile seconds, steps per second with 1 seed and with --config_seeds
+seeds in one program, FLOPs per step (XLA's cost analysis of the lowered
+chunk) and the matmul rate of the same run.
+
+  python benchmarks/bench_meta.py --tasks arc1d --widths=config [--config_seeds 10]
+
 --layers times the same models on deeper targets of each task (SUMFIRST: the
 MLP with that many hidden layers of 16; ADDMOD: the Transformer with that many
 blocks; 1D-ARC: that many encoder and decoder layers) and adds the neural
@@ -23,7 +32,9 @@ figure that is flat when a model's cost grows linearly in the graph.
 
 import argparse
 import dataclasses
+import importlib
 import os
+import time
 import sys
 
 import jax
@@ -60,6 +71,47 @@ def build_step(task_name, name, intents=8, examples=128, layers=None):
   return step, state, jax.random.key(1), model
 
 
+def config_records(task_name, names, seeds_list, chunk):
+  """One record per (model, seeds): the experiment config's training program."""
+  from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  if root not in sys.path:       # experiments/ lives beside benchmarks/
+    sys.path.insert(0, root)
+  base = importlib.import_module(f"experiments.configs.{task_name}").get_config()
+  for name in names:
+    if name not in base.models:
+      raise SystemExit(f"{task_name} config has no model {name!r}; it has {list(base.models)}.")
+    for seeds in seeds_list:
+      config = base.copy_and_resolve_references()
+      config.seeds, config.models = seeds, (name,)
+      task = loop.build_task(config)
+      tr = loop.Trainer(config, task, name)
+      state = tr.init()
+      lowered = jax.jit(lambda s: tr.chunk(s, 0, chunk)).lower(state)
+      cost = lowered.cost_analysis()
+      cost = cost[0] if isinstance(cost, (list, tuple)) else cost
+      flops = float(cost["flops"]) / chunk if cost and "flops" in cost else None
+      t0 = time.perf_counter()
+      common.block(tr.chunk(state, 0, chunk))        # compiles, then runs one chunk
+      first = time.perf_counter() - t0
+      before = common.matmul_gflops()
+      sec = common.time_call(lambda: tr.chunk(state, 0, chunk), min_time=0.0, warmup=0)
+      matmul = max(before, common.matmul_gflops())
+      rec = {"bench": "meta_config", "task": task_name, "model": name,
+             "params": tr.model.num_params(), "seeds": seeds,
+             "intents_per_step": int(config.intents_per_step),
+             "examples_per_intent": int(config.examples_per_intent),
+             "compile_s": round(max(first - sec, 0.0), 1),
+             "steps_per_s": round(chunk / sec, 3),
+             "seed_steps_per_s": round(seeds * chunk / sec, 3),
+             "flops_per_step": flops,
+             "gflops_per_s": round(flops * chunk / sec / 1e9, 2) if flops else None,
+             "matmul_fp32_gflops": round(matmul, 1), **common.machine()}
+      if flops:
+        rec["fraction_of_matmul"] = round(flops * chunk / sec / 1e9 / matmul, 3)
+      common.emit(rec)
+
+
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--tasks", default="sumfirst,addmod,arc1d")
@@ -68,7 +120,15 @@ def main():
   ap.add_argument("--examples", type=int, default=128)
   ap.add_argument("--layers", default="",
                   help="comma-separated depths of the target (default: the task's own)")
+  ap.add_argument("--widths", default="bench", choices=("bench", "config"),
+                  help="bench: d_meta = 64 for every model; config: the task's experiment config")
+  ap.add_argument("--config_seeds", type=int, default=10)
+  ap.add_argument("--chunk", type=int, default=2, help="steps per timed call (--widths=config)")
   args = ap.parse_args()
+  if args.widths == "config":
+    for task_name in args.tasks.split(","):
+      config_records(task_name, args.models.split(","), (1, args.config_seeds), args.chunk)
+    return
   depths = [int(x) for x in args.layers.split(",")] if args.layers else [None]
   for task_name, name, layers in ((t, m, l) for t in args.tasks.split(",")
                                   for m in args.models.split(",") for l in depths):

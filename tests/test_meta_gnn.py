@@ -62,6 +62,7 @@ def test_full_orbit_tying_is_equivariant_too():
     np.testing.assert_allclose(theta[:, perm], theta, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow   # CI budget (19 s); runs in make test-slow
 def test_output_does_not_depend_on_element_order():
   """Relabel nodes and shuffle edges (not an automorphism): the same params
   give the same θ, since slots, groups and PEs travel with their elements."""
@@ -122,6 +123,7 @@ def test_intent_scale_multiplies_the_intent_features():
     _model(task, intent_scale=0.0)
 
 
+@pytest.mark.slow   # CI budget (13 s); runs in make test-slow
 def test_random_edge_features_give_weights_their_own_initial_values():
   """pe_random appends fixed N(0, 1) features to every edge's PE: the
   generated first-layer matrix of SUMFIRST (orbit grouping: one orbit per
@@ -144,7 +146,7 @@ def test_random_edge_features_give_weights_their_own_initial_values():
       _model(task, pe_random=bad)
 
 
-@pytest.mark.parametrize("name", ["meta_gnn", "meta_gmlp"])
+@pytest.mark.parametrize("name", ["meta_gnn", pytest.param("meta_gmlp", marks=pytest.mark.slow)])
 def test_pe_features_ramp_is_the_full_encoding_with_sincos_weights_zeroed(name):
   """pe_features="ramp" keeps exactly the ramp columns of every node and
   edge encoding: the full model with its sin/cos input weights set to zero

@@ -57,6 +57,7 @@ def test_scc_term_covers_the_chosen_scales(batch):
     np.testing.assert_allclose(float(aux["scc"]), sum(per_scale[:k]), rtol=1e-4, atol=1e-7)
 
 
+@pytest.mark.slow   # CI budget (about 25 s); runs in make test-slow
 def test_ema_moves_codes_to_their_residuals_and_restarts_dead_ones(batch):
   ops, adj = batch
   cfg = dataclasses.replace(CFG, ema_decay=0.0)
