@@ -31,6 +31,10 @@ def test_beyond_paper_configs_are_valid_and_capacity_matched(module, seeds):
   loop.validate_config(config)
   task = loop.build_task(config)
   assert config.seeds == seeds
+  if module is not windowsum:   # a deep config differs from its base in target and widths only
+    base = {sumfirst_deep: sumfirst, addmod_deep: addmod}[module].get_config()
+    assert (config.steps, config.val_intents, config.learning_rates) == (
+        base.steps, base.val_intents, base.learning_rates)
   # The deep configs name their target; WINDOWSUM's default target is a CNN.
   assert task.spec != tasks.default_spec(config.task) or config.task == "windowsum"
   budget = tasks.PARAM_BUDGETS[config.task]

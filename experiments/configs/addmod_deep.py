@@ -29,17 +29,4 @@ MODEL_CONFIGS = {
 
 
 def get_config():
-  base = addmod.get_config()
-  return loop.default_config(
-      task="addmod",
-      spec=SPEC,
-      model_configs=MODEL_CONFIGS,
-      ood_intents=tuple(base.ood_intents),
-      val_intents=tuple(base.val_intents),
-      seeds=5,
-      steps=base.steps,
-      examples_per_intent=base.examples_per_intent,
-      eval_examples=base.eval_examples,
-      log_every=base.log_every,
-      checkpoint_every=base.checkpoint_every,
-  )
+  return loop.on_target(addmod.get_config(), SPEC, MODEL_CONFIGS, seeds=5)

@@ -31,18 +31,4 @@ MODEL_CONFIGS = {
 
 
 def get_config():
-  base = sumfirst.get_config()
-  return loop.default_config(
-      task="sumfirst",
-      spec=SPEC,
-      models=("direct", "meta_mlp", "meta_gmlp", "meta_gnn"),
-      model_configs=MODEL_CONFIGS,
-      learning_rates=dict(base.learning_rates),
-      ood_intents=tuple(base.ood_intents),
-      val_intents=tuple(base.val_intents),
-      seeds=5,
-      steps=base.steps,
-      eval_examples=base.eval_examples,
-      log_every=base.log_every,
-      checkpoint_every=base.checkpoint_every,
-  )
+  return loop.on_target(sumfirst.get_config(), SPEC, MODEL_CONFIGS, seeds=5)

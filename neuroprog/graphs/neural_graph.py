@@ -85,6 +85,11 @@ class Block:
   sym: tuple[Optional[str], ...]
 
 
+def _all_pairs(src, dst):
+  """(senders, receivers) of every pair src x dst, src-major (θ's C order)."""
+  return np.repeat(src.reshape(-1), dst.size), np.tile(dst.reshape(-1), src.size)
+
+
 class _Builder:
   """Accumulates nodes and edges in network order (numpy, static)."""
 
@@ -125,8 +130,7 @@ class _Builder:
 
   def dense(self, name, src, dst, weight=None):
     """All pairs src x dst; weight tensor has shape src.shape + dst.shape."""
-    s = np.repeat(src.reshape(-1), dst.size)
-    r = np.tile(dst.reshape(-1), src.size)
+    s, r = _all_pairs(src, dst)
     self._edge_parts.append(
         (self._role(name), s, r, self._slots(weight, src.shape + dst.shape), 1))
 
@@ -139,8 +143,7 @@ class _Builder:
     if e.shape[:2] != src.shape + dst.shape:
       raise AssertionError(f"{weight}: layout {e.shape} vs graph {src.shape + dst.shape}")
     size = e.size // pairs
-    s = np.repeat(src.reshape(-1), dst.size)
-    r = np.tile(dst.reshape(-1), src.size)
+    s, r = _all_pairs(src, dst)
     self._edge_parts.append(
         (self._role(name), s, r, e.offset + size * np.arange(pairs), size))
 

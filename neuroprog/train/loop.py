@@ -84,6 +84,20 @@ def default_config(**values) -> ml_collections.ConfigDict:
   return config
 
 
+def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDict:
+  """A copy of `config` for another target: `spec` set, training only the models
+  of `model_configs`, each with its options updated by them (the widths
+  re-matched for the new target), and `values` overriding other keys.
+  Everything else (splits, steps, rates) stays as in `config`."""
+  out = config.copy_and_resolve_references()
+  out.spec = spec
+  out.models = tuple(model_configs)
+  out.model_configs = {name: {**dict(config.model_configs[name]), **dict(options)}
+                       for name, options in model_configs.items()}
+  out.update(values)
+  return out
+
+
 def validate_config(config) -> None:
   """ValueError for unknown or missing keys and bad values, before any work."""
   SCHEMA.validate(config)
