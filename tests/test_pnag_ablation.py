@@ -21,7 +21,7 @@ def test_the_ablation_decodes_plainly_by_default():
 
 
 def test_default_settings_cover_every_scale():
-  assert ablation.settings(pnag_scc_ablation.get_config()) == [0, 1, 2, 3, 4]
+  assert ablation.settings(pnag_scc_ablation.get_config()) == [0, 1, 2, 3, 4, 5, 6]
   assert ablation.settings(_tiny()) == [0, 1, 2, 3]
 
 

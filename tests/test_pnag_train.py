@@ -44,12 +44,17 @@ def test_writes_samples_and_results(full_run):
   for l in valid:
     assert sp.to_string(sp.from_string(l)) == l
   assert 0.0 <= res["novelty"] <= 1.0 and res["samples_per_s"] > 0
-  # Constrained decoding by default; the plain decoding of the same maps is kept.
-  assert res["decode"] == "valid" and res["validity"] == 1.0 and "INVALID" not in lines
-  assert res["argmax"]["num_valid"] <= res["num_valid"] == 64
-  assert res["argmax"]["validity"] == res["argmax"]["num_valid"] / 64
+  # Plain decoding is the headline; the constrained decoding of the same maps
+  # is kept in its own column and is always valid.
+  assert res["decode"] == "argmax" and lines.count("INVALID") == 64 - res["num_valid"]
+  assert res["valid"]["validity"] == 1.0 and res["valid"]["num_valid"] == 64
+  assert res["validity"] == res["num_valid"] / 64
   # An exact plain reconstruction is valid, hence also the constrained one.
-  assert res["argmax"]["heldout_reconstruction"] <= res["heldout_reconstruction"] <= 1.0
+  assert res["heldout_reconstruction"] <= res["valid"]["heldout_reconstruction"] <= 1.0
+  # One validity per scale of the sub-architecture schedule (3, 5, 8 nodes);
+  # the last is the plain validity of the final architectures.
+  assert res["schedule"] == "subarch" and res["scales"] == [3, 5, 8]
+  assert len(res["scale_validity"]) == 3 and res["scale_validity"][-1] == res["validity"]
   metrics_lines = [json.loads(l) for l in open(os.path.join(workdir, "metrics.jsonl"))]
   assert [l["step"] for l in metrics_lines if l["model"] == "stage1"] == [10, 20, 30, 40]
   s1 = [l["loss"] for l in metrics_lines if l["model"] == "stage1"]
@@ -81,14 +86,17 @@ def test_resume_after_a_kill_matches_and_same_seed_same_samples(full_run, tmp_pa
 def test_load_and_sample_api(full_run):
   workdir, _ = full_run
   model = train.load(workdir)
-  s = pnag.sample(model, jax.random.key(3), 10)
+  s = pnag.sample(model, jax.random.key(3), 10, decode="valid")
   assert s.ops.shape == (10, 8) and s.adj.shape == (10, 8, 8) and len(s.archs) == 10
   for arch, ok, o, a in zip(s.archs, s.valid, s.ops, s.adj):
     assert ok == (arch is not None) == model.space.is_valid(o, a)
-  assert s.valid.all()          # the default decoder only returns valid graphs
-  # Plain decoding of the same token maps: where its graph is valid, it is also
-  # the most probable valid graph, so the constrained decoder returns it.
-  plain = pnag.sample(model, jax.random.key(3), 10, decode="argmax")
+  assert s.valid.all() and s.scale_valid is None   # the constrained decoder: valid graphs
+  # Plain decoding (the default) of the same token maps: where its graph is
+  # valid, it is also the most probable valid graph, so the constrained
+  # decoder returns it.
+  plain = pnag.sample(model, jax.random.key(3), 10, per_scale=True)
+  assert plain.scale_valid.shape == (10, 3)
+  np.testing.assert_array_equal(plain.scale_valid[:, -1], plain.valid)
   for arch, ok, o, a, o2, a2 in zip(plain.archs, plain.valid, plain.ops, plain.adj,
                                     s.ops, s.adj):
     assert ok == (arch is not None) == model.space.is_valid(o, a)
@@ -97,9 +105,9 @@ def test_load_and_sample_api(full_run):
       np.testing.assert_array_equal(a, a2)
   with pytest.raises(ValueError, match="decode='best'; allowed"):
     pnag.sample(model, jax.random.key(3), 10, decode="best")
-  s2 = pnag.sample(model, jax.random.key(3), 10, batch_size=4)   # batches differ, still valid
-  assert s2.ops.shape == (10, 8)
-  again = pnag.sample(model, jax.random.key(3), 10)
+  s2 = pnag.sample(model, jax.random.key(3), 10, batch_size=4, decode="valid")
+  assert s2.ops.shape == (10, 8) and s2.valid.all()   # batches differ, still valid
+  again = pnag.sample(model, jax.random.key(3), 10, decode="valid")
   np.testing.assert_array_equal(again.ops, s.ops)
   with pytest.raises(ValueError, match="condition must be"):
     pnag.sample(model, jax.random.key(0), 4, condition=np.zeros((4, 3)))
@@ -122,6 +130,12 @@ def test_bad_configs_and_workdirs(tmp_path):
   c.decode = "best"
   with pytest.raises(ValueError, match=r"config.decode='best'; allowed: \['valid', 'argmax'\]"):
     train.validate_config(c)
+  c = _config()
+  c.schedule = "octave"
+  with pytest.raises(ValueError, match=r"config.schedule='octave'; allowed: \['subarch', 'pyramid'\]"):
+    train.validate_config(c)
+  with pytest.raises(ValueError, match="nb201 sub-architectures have 3..8 nodes, got n=2"):
+    train.build(_config(scales=(2, 4, 8)))
   with pytest.raises(ValueError, match="not a PNAG workdir"):
     train.load(str(tmp_path))
 

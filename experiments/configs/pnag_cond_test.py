@@ -9,6 +9,7 @@ from experiments.pipelines import search
 def get_config():
   return search.default_config(
       targets=("imagenet16-120",),
+      schedule="pyramid",        # as pnag_nb201_cond
       scales=(2, 4, 8),
       ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1,
           "scc_decode_weight": 0.0},

@@ -13,6 +13,7 @@ def get_config():
       space="mbv3",
       train_size=256,
       heldout_size=8,
+      schedule="pyramid",        # as pnag_mbv3_cost
       scales=(2, 5, 20),
       ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1,
           "scc_decode_weight": 0.0},

@@ -20,5 +20,8 @@ from experiments.pipelines import generate_to_cost
 
 def get_config():
   unconditional = pnag_mbv3.get_config()
+  # Measured on the image-pyramid scales; generation to a cost has not been
+  # rerun on the sub-architecture schedule (BUILD_NOTES.md, PNAG scales).
+  unconditional.schedule = "pyramid"
   return generate_to_cost.default_config(**{
       k: v for k, v in unconditional.items() if k in generate_to_cost.SCHEMA.keys})

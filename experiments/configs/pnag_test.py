@@ -10,7 +10,7 @@ def get_config():
   return train.default_config(
       space="nb201",
       heldout_size=200,
-      scales=(2, 4, 8),
+      scales=(3, 5, 8),          # sub-architectures of 3, 5 and 8 nodes
       ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1,
           "scc_decode_weight": 0.3},
       gen={"width": 16, "depth": 1, "heads": 2, "mlp_ratio": 2, "cond_dim": 4},

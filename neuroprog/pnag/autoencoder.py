@@ -8,7 +8,10 @@ from the messages of its real in-edges and out-edges (both directions) and the
 mean of all its edge states. The final edge state of (i, j) is e[i, j]: the
 feature map e in R^{N x N x C} (channels last).
 
-Quantizer: `msq.quantize` over `scales` with one codebook Z [K, C]; the
+Quantizer: `msq.quantize` over `scales` with one codebook Z [K, C], on the
+image pyramid (`node_sets=None`) or on sub-architectures (`node_sets[t]`:
+the nodes of scale t's n_t-node sub-architecture, `SearchSpace.sub_nodes`);
+the
 codebook is either trained by the loss (codebook term, `codebook="loss"`) or
 an exponential moving average of the residuals assigned to each code, with
 dead codes restarted from residuals of the batch (`codebook="ema"`).
@@ -24,7 +27,12 @@ Loss = CE(ops) + BCE(adj) + beta * commitment + ||e - e_hat||^2
 (+ the codebook term when codebook="loss"). e_hat_t is the reconstruction
 after scale t; the two SCC terms are the step-wise consistency constraint:
 every scale's reconstruction is close to e in feature space *and* decodes to
-the architecture ("each scale a complete sub-architecture"). The decoding
+the architecture ("each scale a complete sub-architecture"). On
+sub-architecture scales, e_hat_t is read at its n_t nodes (the block
+`msq.pool(e_hat_t, n_t, node_sets[t])`, which the size-agnostic decoder turns
+into n_t node types and an n_t x n_t adjacency) and compared with the
+architecture's n_t-node sub-architecture (`sub_targets`); on the pyramid, the
+whole N x N map is compared with the whole architecture. The decoding
 term reaches e through per-scale straight-through estimators
 (`msq.quantize`), so it moves information into the coarse scales; without it
 the encoder hides the architecture in small fine-scale detail, which the
@@ -67,9 +75,15 @@ class AEConfig:
   scc_decode_weight: float = 1.0   # decoding loss of every intermediate scale
   scc_num_scales: Optional[int] = None   # None: every scale
   token_noise: float = 0.0    # share of tokens replaced at random for the robust-decoding term
+  # None: image-pyramid scales; else per scale the sorted node indices of its
+  # sub-architecture (SearchSpace.sub_nodes(n_t)).
+  node_sets: Optional[tuple[tuple[int, ...], ...]] = None
 
   def __post_init__(self):
     msq.check_scales(self.scales, self.num_nodes)
+    if self.node_sets is not None:
+      object.__setattr__(self, "node_sets", msq.check_node_sets(
+          self.node_sets, self.scales, self.num_nodes))
     if self.codebook not in ("ema", "loss"):
       raise ValueError(f"codebook={self.codebook!r}; allowed: 'ema', 'loss'.")
     if not 0.0 <= self.token_noise < 1.0:
@@ -270,12 +284,24 @@ class Autoencoder:
     return self.net.apply({"params": params}, f_BxNxNxC, method=AEModules.decode)
 
   def tokenize(self, params, codebook, ops_BxN, adj_BxNxN) -> msq.MSQOutput:
-    return msq.quantize(self.encode(params, ops_BxN, adj_BxNxN), codebook, self.cfg.scales)
+    return msq.quantize(self.encode(params, ops_BxN, adj_BxNxN), codebook, self.cfg.scales,
+                        self.cfg.node_sets)
 
-  def loss(self, params, codebook, ops_BxN, adj_BxNxN, key=None):
+  def scale_view(self, f_BxNxNxC: jax.Array, t: int) -> jax.Array:
+    """What decodes to scale t's graph: the n_t-node block [B, n_t, n_t, C] of
+    an accumulated map on sub-architecture scales, the whole map on the pyramid."""
+    c = self.cfg
+    if c.node_sets is None:
+      return f_BxNxNxC
+    return msq.pool(f_BxNxNxC, c.scales[t], c.node_sets[t])
+
+  def loss(self, params, codebook, ops_BxN, adj_BxNxN, key=None, sub_targets=None):
     """Scalar loss and aux dict (per-term losses, exact-match rate, quantizer output).
 
     key: PRNG key for the robust-decoding term (needed when token_noise > 0).
+    sub_targets: with sub-architecture scales and scc_decode_weight > 0, per
+      scale t < T the architectures' n_t-node sub-architectures (ops int32
+      [B, n_t], adj float32 [B, n_t, n_t]; `SearchSpace.sub_graph`).
     """
     c = self.cfg
     if c.codebook == "loss":
@@ -283,7 +309,7 @@ class Autoencoder:
     else:
       codebook = jax.lax.stop_gradient(codebook)
     e = self.encode(params, ops_BxN, adj_BxNxN)
-    q = msq.quantize(e, codebook, c.scales)
+    q = msq.quantize(e, codebook, c.scales, c.node_sets)
     sg = jax.lax.stop_gradient
     f_final = q.accumulated[-1]
     op_logits, adj_logits = self.decode_map(params, q.accumulated_st[-1])
@@ -299,9 +325,14 @@ class Autoencoder:
     # coarse scales (what makes next-scale generation work).
     scc_dec = jnp.float32(0.0)
     coarse = q.accumulated_st[:min(k, len(c.scales) - 1)] if c.scc_decode_weight else ()
-    for f_t in coarse:
-      scc_dec = scc_dec + sum(self._recon(*self.decode_map(params, f_t), ops_BxN,
-                                          adj_BxNxN)) / len(coarse)
+    if coarse and c.node_sets is not None and (
+        sub_targets is None or len(sub_targets) < len(coarse)):
+      raise ValueError(f"sub-architecture scales with scc_decode_weight > 0 need "
+                       f"sub_targets for the first {len(coarse)} scales.")
+    for t, f_t in enumerate(coarse):
+      o_t, a_t = (ops_BxN, adj_BxNxN) if c.node_sets is None else sub_targets[t]
+      scc_dec = scc_dec + sum(self._recon(*self.decode_map(params, self.scale_view(f_t, t)),
+                                          o_t, a_t)) / len(coarse)
     total = (ce + bce + c.beta * commit + code_term + recon_map + c.scc_weight * scc
              + c.scc_decode_weight * scc_dec)
     robust = jnp.float32(0.0)
@@ -317,7 +348,8 @@ class Autoencoder:
         k1, k2 = jax.random.split(jax.random.fold_in(key, t))
         flip = jax.random.bernoulli(k1, c.token_noise, idx.shape)
         rand = jax.random.randint(k2, idx.shape, 0, c.codebook_size)
-        f_noisy = f_noisy + msq.upsample(codebook[jnp.where(flip, rand, idx)], c.num_nodes)
+        f_noisy = f_noisy + msq.upsample(codebook[jnp.where(flip, rand, idx)], c.num_nodes,
+                                         None if c.node_sets is None else c.node_sets[t])
       robust = sum(self._recon(*self.decode_map(params, sg(f_noisy)), ops_BxN, adj_BxNxN))
       total = total + robust
     exact = self._exact(op_logits, adj_logits, ops_BxN, adj_BxNxN)

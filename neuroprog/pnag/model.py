@@ -58,18 +58,20 @@ def generator_for(cfg: gen_lib.GenConfig) -> gen_lib.GeneratorModules:
   return gen_lib.GeneratorModules(cfg)
 
 
-def teacher_inputs(indices, codebook_KxC, scales, size) -> jax.Array:
+def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None) -> jax.Array:
   """Next-scale inputs float32 [B, L, C] for teacher forcing from token maps.
 
-  Position block t holds the reconstruction after scales < t pooled to n_t
-  (zeros for t = 0, which the generator ignores).
+  Position block t holds the reconstruction after scales < t brought down to
+  n_t (`msq.pool` with scale t's node set, None on the pyramid; zeros for
+  t = 0, which the generator ignores).
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
+  nsets = (None,) * len(scales) if node_sets is None else node_sets
   parts = [jnp.zeros((b, scales[0] ** 2, c))]
   f_hat = jnp.zeros((b, size, size, c))
   for t in range(1, len(scales)):
-    f_hat = f_hat + msq.upsample(codebook_KxC[indices[t - 1]], size)
-    parts.append(msq.pool(f_hat, scales[t]).reshape(b, -1, c))
+    f_hat = f_hat + msq.upsample(codebook_KxC[indices[t - 1]], size, nsets[t - 1])
+    parts.append(msq.pool(f_hat, scales[t], nsets[t]).reshape(b, -1, c))
   return jnp.concatenate(parts, 1)
 
 
@@ -96,6 +98,10 @@ class Samples(NamedTuple):
   ops: np.ndarray        # int32 [n, N]
   adj: np.ndarray        # float32 [n, N, N]
   valid: np.ndarray      # bool [n]
+  # With per_scale=True: bool [n, T], column t < T-1 whether scale t's
+  # accumulated map, plainly decoded, is a valid n_t-node sub-architecture
+  # (`SearchSpace.is_valid_sub`); column T-1 is `valid`. Else None.
+  scale_valid: Optional[np.ndarray] = None
 
 
 DECODES = ("valid", "argmax")
@@ -146,11 +152,15 @@ def draw_tokens(key: jax.Array, logits: jax.Array, temperature: float = 1.0,
   return jnp.minimum(below, k - 1).astype(jnp.int32)
 
 
-def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=None):
+def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=None,
+                   per_scale=False):
   """The jitted function (ae_params, codebook, gen_params, key, cond) -> (ops, adj).
 
   space_name None: plain decoding (argmax type per node, adjacency logit > 0);
   a space name: that space's constrained decoder (`SearchSpace.project`).
+  per_scale: also return, for every scale t < T, the plain decoding of its
+  accumulated map at its nodes: ((ops, adj), ((ops_t [n, n_t], adj_t
+  [n, n_t, n_t]), ...)).
   """
   project = None if space_name is None else spaces.get(space_name).project
   ae = autoencoder_for(ae_cfg)
@@ -168,9 +178,14 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
     caches = gen_lib.empty_caches(gen_cfg, b)
     f_hat = jnp.zeros((n, size, size, ae_cfg.channels))
     x = None
+    nsets = ae_cfg.node_sets or (None,) * len(scales)
+    inter = []
     for t, s in enumerate(scales):
       if t > 0:
-        x = msq.pool(f_hat, s).reshape(n, s * s, -1)
+        if per_scale:
+          inter.append(ae_lib.plain_decode(*ae.decode_map(ae_params,
+                                                          ae.scale_view(f_hat, t - 1))))
+        x = msq.pool(f_hat, s, nsets[t]).reshape(n, s * s, -1)
         if guided:
           x = jnp.concatenate([x, x])
       logits, caches = gen.apply(v, t, x, cvec, caches,
@@ -179,18 +194,19 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
         logits = logits[n:] + guidance * (logits[:n] - logits[n:])
       idx = draw_tokens(jax.random.fold_in(key, t), logits, temperature,
                         top_k).reshape(n, s, s)
-      f_hat = f_hat + msq.upsample(codebook[idx], size)
+      f_hat = f_hat + msq.upsample(codebook[idx], size, nsets[t])
     op_logits, adj_logits = ae.decode_map(ae_params, f_hat)
-    if project is not None:
-      return project(op_logits, adj_logits)
-    return ae_lib.plain_decode(op_logits, adj_logits)
+    final = (project(op_logits, adj_logits) if project is not None
+             else ae_lib.plain_decode(op_logits, adj_logits))
+    return (final, tuple(inter)) if per_scale else final
 
   return run
 
 
 @functools.lru_cache(maxsize=32)
 def sampler(ae_cfg, gen_cfg, n: int, temperature: float = 1.0, top_k: int = 0,
-            guidance: float = 1.0, space_name: Optional[str] = None):
+            guidance: float = 1.0, space_name: Optional[str] = None,
+            per_scale: bool = False):
   """`jit`-compiled graph sampler for a batch of n (cached per configuration).
 
   Returns f(ae_params, codebook, gen_params, key, cond [n, cond_dim] or None)
@@ -205,7 +221,7 @@ def sampler(ae_cfg, gen_cfg, n: int, temperature: float = 1.0, top_k: int = 0,
   if not 0 <= top_k <= gen_cfg.codebook_size:
     raise ValueError(f"top_k must lie in 0..{gen_cfg.codebook_size}, got {top_k}.")
   return jax.jit(_sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance,
-                                space_name),
+                                space_name, per_scale),
                  compiler_options=_sampler_compiler_options())
 
 
@@ -227,7 +243,8 @@ def _sampler_compiler_options() -> Optional[dict]:
 
 def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
            temperature: float = 1.0, top_k: int = 0, guidance: float = 1.0,
-           decode: str = "valid", batch_size: int = 4096) -> Samples:
+           decode: str = "argmax", batch_size: int = 4096,
+           per_scale: bool = False) -> Samples:
   """Draws n architectures from a trained PNAG.
 
   Args:
@@ -238,17 +255,19 @@ def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
       (or [cond_dim], broadcast) for the conditional generator.
     temperature, top_k: sampling of each token (top_k 0: no truncation).
     guidance: classifier-free guidance scale (1.0: plain conditional).
-    decode: "valid" (default): each generated feature map is decoded to the
-      most probable valid graph under the decoder's logits
-      (`SearchSpace.project`), so every sample is an architecture of the
-      space; "argmax": the most probable type per node and every adjacency
-      entry with logit > 0, as a generator's validity is usually measured
-      (invalid graphs come back as None). Same key, same token maps.
+    decode: "argmax" (default): the most probable type per node and every
+      adjacency entry with logit > 0, as a generator's validity is usually
+      measured (invalid graphs come back as None); "valid": each generated
+      feature map is decoded to the most probable valid graph under the
+      decoder's logits (`SearchSpace.project`), so every sample is an
+      architecture of the space. Same key, same token maps.
     batch_size: architectures per jitted call.
+    per_scale: also decode every intermediate scale plainly and check it with
+      the space's `is_valid_sub` (`Samples.scale_valid`).
 
   Returns:
-    `Samples(archs, ops, adj, valid)`; archs[i] is the decoded architecture,
-    or None where the generated graph is not valid in the space.
+    `Samples(archs, ops, adj, valid, scale_valid)`; archs[i] is the decoded
+    architecture, or None where the generated graph is not valid in the space.
   """
   if not isinstance(n, int) or n < 1:
     raise ValueError(f"n must be a positive int, got {n!r}.")
@@ -262,15 +281,26 @@ def sample(model: PNAG, key: jax.Array, n: int, condition=None, *,
     if cond.shape != (n, model.gen_cfg.cond_dim):
       raise ValueError(f"condition must be [{n}, {model.gen_cfg.cond_dim}] or "
                        f"[{model.gen_cfg.cond_dim}], got {tuple(cond.shape)}.")
-  ops, adj = [], []
+  ops, adj, inter_valid = [], [], []
+  space = model.space
   for i, lo in enumerate(range(0, n, batch_size)):
     m = min(batch_size, n - lo)
     fn = sampler(model.ae_cfg, model.gen_cfg, m, float(temperature), int(top_k),
-                 float(guidance), model.space.name if decode == "valid" else None)
-    o, a = fn(model.ae_params, model.codebook, model.gen_params,
-              jax.random.fold_in(key, i), None if cond is None else cond[lo:lo + m])
-    ops.append(np.asarray(o))
-    adj.append(np.asarray(a))
+                 float(guidance), space.name if decode == "valid" else None,
+                 bool(per_scale))
+    out = fn(model.ae_params, model.codebook, model.gen_params,
+             jax.random.fold_in(key, i), None if cond is None else cond[lo:lo + m])
+    if per_scale:
+      out, inter = out
+      inter_valid.append(np.array(
+          [[space.is_valid_sub(o, a) for o, a in zip(np.asarray(ot), np.asarray(at))]
+           for ot, at in inter], bool).reshape(len(inter), m).T)
+    ops.append(np.asarray(out[0]))
+    adj.append(np.asarray(out[1]))
   ops, adj = np.concatenate(ops), np.concatenate(adj)
-  archs = [model.space.try_decode(o, a) for o, a in zip(ops, adj)]
-  return Samples(archs, ops, adj, np.array([a is not None for a in archs]))
+  archs = [space.try_decode(o, a) for o, a in zip(ops, adj)]
+  valid = np.array([a is not None for a in archs])
+  scale_valid = None
+  if per_scale:
+    scale_valid = np.concatenate([np.concatenate(inter_valid), valid[:, None]], 1)
+  return Samples(archs, ops, adj, valid, scale_valid)

@@ -42,14 +42,20 @@ from neuroprog.pnag import autoencoder as ae_lib
 from neuroprog.pnag import generator as gen_lib
 from neuroprog.pnag import metrics as metrics_lib
 from neuroprog.pnag import model as model_lib
+from neuroprog.pnag import msq
 from neuroprog.pnag import spaces
 from neuroprog.run import checkpoint, config as config_lib, loop as run_loop
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.run.logs import logger
 from neuroprog.run.metrics import MetricWriter
 
-DEFAULT_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (2, 5, 10, 20),
+# schedule="pyramid": the image-pyramid scales of each space (config.scales None).
+PYRAMID_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (2, 5, 10, 20),
                   "darts": (2, 6, 11, 22)}
+# "subarch" (the paper's, default): scale t is the n_t-node sub-architecture
+# (SearchSpace.sub_nodes), n_t = 3, 4, ..., N unless config.scales says
+# otherwise. "pyramid": area-pooled / bilinear scales of the whole map.
+SCHEDULES = ("subarch", "pyramid")
 AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise")
@@ -63,7 +69,8 @@ SCHEMA = config_lib.ConfigSchema("PNAG", {
     "train_fraction": 0.5,      # NB201: share of the 15,625 cells used for training
     "train_size": 20000,        # MBV3 / DARTS: uniform samples used for training
     "heldout_size": 2000,       # held-out architectures for reconstruction accuracy
-    "scales": None,             # None: DEFAULT_SCALES[space]
+    "schedule": "subarch",      # SCHEDULES
+    "scales": None,             # None: the schedule's default (space.default_schedule() or PYRAMID_SCALES)
     "ae": {},                   # AEConfig fields (AE_KEYS)
     "gen": {},                  # GenConfig fields (GEN_KEYS)
     "batch_size": 256,
@@ -75,7 +82,7 @@ SCHEMA = config_lib.ConfigSchema("PNAG", {
     "sample_seed": 1,
     "temperature": 1.0,
     "top_k": 0,
-    "decode": "valid",          # model.DECODES: "valid" (constrained) or "argmax"
+    "decode": "argmax",         # model.DECODES: "argmax" (plain, the headline) or "valid" (constrained)
     "log_every": 100,
     "checkpoint_every": 500,
     "keep_checkpoints": 2,
@@ -93,6 +100,9 @@ def validate_config(config) -> None:
   """ValueError for unknown keys, a missing space and bad values."""
   SCHEMA.validate(config)
   spaces.get(config.space)
+  if _get(config, "schedule") not in SCHEDULES:
+    raise ValueError(f"config.schedule={_get(config, 'schedule')!r}; allowed: "
+                     f"{list(SCHEDULES)}.")
   if _get(config, "decode") not in model_lib.DECODES:
     raise ValueError(f"config.decode={_get(config, 'decode')!r}; allowed: "
                      f"{list(model_lib.DECODES)}.")
@@ -108,10 +118,18 @@ def _get(config, key):
 def build(config):
   """(space, AEConfig, GenConfig) of a config."""
   space = spaces.get(config.space)
-  scales = _get(config, "scales") or DEFAULT_SCALES[space.name]
+  schedule = _get(config, "schedule")
+  if schedule not in SCHEDULES:
+    raise ValueError(f"config.schedule={schedule!r}; allowed: {list(SCHEDULES)}.")
+  scales = _get(config, "scales") or (space.default_schedule() if schedule == "subarch"
+                                      else PYRAMID_SCALES[space.name])
   scales = tuple(int(s) for s in scales)
+  node_sets = None
+  if schedule == "subarch":
+    msq.check_scales(scales, space.num_nodes)
+    node_sets = tuple(space.sub_nodes(n) for n in scales)
   ae_cfg = ae_lib.AEConfig(num_nodes=space.num_nodes, num_ops=space.num_ops,
-                           scales=scales, **dict(_get(config, "ae")))
+                           scales=scales, node_sets=node_sets, **dict(_get(config, "ae")))
   gen_cfg = gen_lib.GenConfig(scales=scales, channels=ae_cfg.channels,
                               codebook_size=ae_cfg.codebook_size, **dict(_get(config, "gen")))
   return space, ae_cfg, gen_cfg
@@ -162,13 +180,18 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
   ae_state = ae.init(jax.random.fold_in(key, 1))
   state = {"ae": ae_state._asdict(), "opt": opt.init(ae_state.params)}
   ops_T, adj_T = jnp.asarray(ops_T), jnp.asarray(adj_T)
+  space = spaces.get(config.space)
 
   def one(carry, step):
     st, os_ = ae_lib.AEState(**carry["ae"]), carry["opt"]
     k = jax.random.fold_in(jax.random.fold_in(key, 100), step)
     idx = jax.random.randint(k, (bsz,), 0, ops_T.shape[0])
+    ops_b, adj_b = ops_T[idx], adj_T[idx]
+    sub = None
+    if ae_cfg.node_sets is not None:   # the targets of the intermediate scales
+      sub = tuple(space.sub_graph(ops_b, adj_b, n) for n in ae_cfg.scales[:-1])
     (loss, aux), g = jax.value_and_grad(ae.loss, has_aux=True)(
-        st.params, ae.codebook_of(st), ops_T[idx], adj_T[idx], jax.random.fold_in(k, 2))
+        st.params, ae.codebook_of(st), ops_b, adj_b, jax.random.fold_in(k, 2), sub)
     up, os_ = opt.update(g, os_, st.params)
     st = st._replace(params=optax.apply_updates(st.params, up))
     st = ae.ema_update(st, aux, jax.random.fold_in(k, 1))
@@ -192,7 +215,7 @@ def token_data(ae_cfg, gen_cfg, ae_state, ops_T, adj_T):
     q = tokenize(ae_state.params, codebook, ops_T[lo:lo + 2048], adj_T[lo:lo + 2048])
     toks.append(model_lib.flat_tokens(q.indices))
     inputs.append(model_lib.teacher_inputs(q.indices, codebook, gen_cfg.scales,
-                                           ae_cfg.num_nodes))
+                                           ae_cfg.num_nodes, ae_cfg.node_sets))
   return jnp.concatenate(toks), jnp.concatenate(inputs)
 
 
@@ -266,7 +289,8 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   other = "argmax" if decode == "valid" else "valid"
   out[other]["heldout_reconstruction"] = recon[other]
   out.update({
-      "space": space.name, "scales": list(ae_cfg.scales),
+      "space": space.name, "schedule": _get(config, "schedule"),
+      "scales": list(ae_cfg.scales),
       "num_train": len(train), "num_heldout": len(held),
       "heldout_reconstruction": recon[decode],
       "train_time_s": {"stage1": round(t1, 2), "stage2": round(t2, 2)},
@@ -302,7 +326,10 @@ def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
   The samples are decoded as `config.decode` says; the same token maps are
   also decoded the other way, and those metrics go under "argmax" / "valid"
   (with constrained decoding, validity is 1 by construction, so the argmax
-  figures are what measures the generator itself).
+  figures are what measures the generator itself). "scale_validity": per
+  scale, the share of samples whose accumulated map, plainly decoded at that
+  scale, is a valid sub-architecture (`SearchSpace.is_valid_sub`; the last
+  entry is the plain validity of the final architectures).
   """
   n = _get(config, "num_samples")
   key = jax.random.key(_get(config, "sample_seed"))
@@ -320,6 +347,8 @@ def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
   other = "argmax" if decode == "valid" else "valid"
   s2 = model_lib.sample(model, key, n, decode=other, **kw)
   out[other] = dict(metrics_lib.evaluate(space, s2.archs, seen)._asdict())
+  plain = model_lib.sample(model, key, n, decode="argmax", per_scale=True, **kw)
+  out["scale_validity"] = [round(float(v), 4) for v in plain.scale_valid.mean(0)]
   out["samples_per_s"] = round(n / secs, 1)
   out["expected_uniqueness_uniform"] = (
       metrics_lib.expected_unique_uniform(space.size, n) / n)
@@ -347,6 +376,8 @@ def load(workdir: str) -> model_lib.PNAG:
   for k in ("scales",):
     if config.get(k) is not None:
       config[k] = tuple(config[k])
+  if "schedule" not in config:   # written before sub-architecture scales existed
+    config.schedule = "pyramid"
   space, ae_cfg, gen_cfg = build(config)
   ae = model_lib.autoencoder_for(ae_cfg)
   gen = model_lib.generator_for(gen_cfg)

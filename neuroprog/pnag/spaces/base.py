@@ -11,6 +11,19 @@ whether two architectures are the same.
 `is_valid(ops, adj)` is "decodes, and re-encoding the decoded architecture
 gives back exactly (ops, adj)": one definition for every space, as strict as
 each space's published rules plus a check that the wiring is the space's.
+
+Sub-architectures (PNAG's scales). Each space fixes a *growth order* of its
+N nodes; the sub-architecture of n nodes (n = `min_sub_nodes` .. N) lives on
+the first n nodes of that order (`sub_nodes(n)`, sorted by node index), and
+the sub-architecture of an architecture is `sub_graph(ops, adj, n)`: the
+graph induced on those nodes, plus whatever wiring rule the space adds to
+keep it a working network (documented per space). At n = N it is the
+architecture itself. A graph on n nodes is a *valid sub-architecture*
+(`is_valid_sub`) when it is the n-node sub-architecture of some valid
+architecture; each space checks that by completing it (`_complete_sub`: the
+missing nodes filled with fixed valid choices) and testing that the
+completion is valid and gives the graph back, so validity at every scale
+uses the space's own `decode`.
 """
 
 from __future__ import annotations
@@ -161,6 +174,79 @@ class SearchSpace(abc.ABC):
   def is_valid(self, ops: np.ndarray, adj: np.ndarray) -> bool:
     """Whether (ops, adj) is an architecture of this space (see module doc)."""
     return self.try_decode(ops, adj) is not None
+
+  # ---- sub-architectures (module doc) ---------------------------------------
+  min_sub_nodes: int = 3
+
+  @property
+  def growth_order(self) -> tuple[int, ...]:
+    """The N node indices in the order the sub-architectures add them."""
+    return tuple(range(self.num_nodes))
+
+  def check_sub_size(self, n) -> int:
+    """n as an int, or ValueError unless min_sub_nodes <= n <= N."""
+    if (isinstance(n, bool) or not isinstance(n, (int, np.integer))
+        or not self.min_sub_nodes <= n <= self.num_nodes):
+      raise ValueError(f"{self.name} sub-architectures have {self.min_sub_nodes}.."
+                       f"{self.num_nodes} nodes, got n={n!r}.")
+    return int(n)
+
+  def sub_nodes(self, n: int) -> tuple[int, ...]:
+    """Sorted node indices (length n) of the n-node sub-architecture."""
+    n = self.check_sub_size(n)
+    return tuple(sorted(self.growth_order[:n]))
+
+  def default_schedule(self) -> tuple[int, ...]:
+    """PNAG's scale schedule: one node more per scale, min_sub_nodes .. N."""
+    return tuple(range(self.min_sub_nodes, self.num_nodes + 1))
+
+  def sub_graph(self, ops_BxN, adj_BxNxN, n: int):
+    """(ops [B, n], adj [B, n, n]): the n-node sub-architectures of a batch.
+
+    ops int [B, N] (indices), adj float [B, N, N]. numpy in, numpy out; jax
+    arrays in, jax arrays out (jittable, n static). The base rule is the
+    induced subgraph; spaces that need more wiring override this.
+    """
+    nodes = np.asarray(self.sub_nodes(n))
+    return ops_BxN[:, nodes], adj_BxNxN[:, nodes][:, :, nodes]
+
+  def _complete_sub(self, ops_n: np.ndarray, adj_nxn: np.ndarray, n: int):
+    """(ops int [N], adj [N, N]): a full graph whose n-node sub-architecture
+    should be (ops_n, adj_nxn), the missing nodes filled with fixed valid
+    choices. Raises ValueError where no completion can be built."""
+    raise NotImplementedError(f"{type(self).__name__} defines no sub-architectures.")
+
+  def decode_sub(self, ops: np.ndarray, adj: np.ndarray):
+    """A full architecture whose sub-architecture is (ops, adj) [n] / [n, n],
+    or ValueError saying why (ops, adj) is not a valid sub-architecture."""
+    idx = np.asarray(ops)
+    n = idx.shape[0] if idx.ndim else -1
+    n = self.check_sub_size(n)
+    if n == self.num_nodes:
+      return self.decode(ops, adj)
+    idx = op_indices(idx, self.num_ops, n)
+    adj = np.asarray(adj)
+    if adj.shape != (n, n) or not np.all((adj == 0) | (adj == 1)):
+      raise ValueError(f"adj of a {n}-node sub-architecture must be a 0/1 "
+                       f"[{n}, {n}] matrix, got shape {adj.shape}.")
+    full_ops, full_adj = self._complete_sub(idx, adj, n)
+    arch = self.decode(full_ops, full_adj)
+    so, sa = self.sub_graph(full_ops[None], full_adj[None], n)
+    if not np.array_equal(so[0], idx):
+      raise ValueError("ops are not those of a sub-architecture.")
+    if not np.array_equal(sa[0], adj):
+      bad = np.argwhere(sa[0] != adj)[0]
+      raise ValueError(f"adjacency entry {tuple(bad.tolist())} is {int(adj[tuple(bad)])}, "
+                       f"the sub-architecture's wiring needs {int(sa[0][tuple(bad)])}.")
+    return arch
+
+  def is_valid_sub(self, ops: np.ndarray, adj: np.ndarray) -> bool:
+    """Whether (ops [n] or [n, V], adj [n, n]) is a valid n-node sub-architecture."""
+    try:
+      self.decode_sub(ops, adj)
+      return True
+    except ValueError:
+      return False
 
   # ---- sampling -----------------------------------------------------------
   @abc.abstractmethod

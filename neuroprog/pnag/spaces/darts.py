@@ -22,6 +22,17 @@ of intermediate i, node 10 = output. An operation reading input j < 2 has the
 edge j -> it; one reading intermediate m has edges from both operations of m;
 all 8 operations feed the output. V = 11 types: `c_k-2`, `c_k-1`, `output`
 and the 8 DARTS primitives.
+
+Sub-architectures (PNAG's scales, n = 3..22 nodes): the normal cell grows
+first, then the reduction cell; each cell brings its two inputs and its
+output, then its operations in genotype order (growth order 0, 1, 10, 2, ...,
+9, 11, 12, 21, 13, ..., 20). The wiring is the induced subgraph: an
+operation reads a cell input or both operations of an earlier intermediate
+node (already present) and feeds its cell's output. Valid when every present
+node has its fixed type or a primitive other than `none`, every present
+operation reads one allowed input, the two operations of an intermediate
+node (when both are present) read distinct inputs, and the wiring is that of
+those choices. At n = 3 the normal cell has no operation yet.
 """
 
 from __future__ import annotations
@@ -263,6 +274,41 @@ class DARTS(base.SearchSpace):
             for src in self._source_nodes(jj):
               adj = adj.at[:, o + src, n].set((j == jj).astype(jnp.float32))
     return ops.astype(jnp.int32), adj
+
+  @property
+  def growth_order(self):
+    order = []
+    for c in range(2):
+      o = c * CELL_NODES
+      order += [o, o + 1, o + CELL_NODES - 1] + list(range(o + 2, o + CELL_NODES - 1))
+    return tuple(order)
+
+  def _complete_sub(self, ops_n, adj_nxn, n):
+    nodes = list(self.sub_nodes(n))
+    present = np.zeros(NUM_NODES, bool)
+    present[nodes] = True
+    ops = np.full(NUM_NODES, OP_NAMES.index("sep_conv_3x3"), np.int32)
+    adj = np.zeros((NUM_NODES, NUM_NODES), np.float32)
+    for c in range(2):
+      o = c * CELL_NODES
+      ops[[o, o + 1, o + CELL_NODES - 1]] = (0, 1, 2)
+    ops[nodes] = ops_n
+    adj[np.ix_(nodes, nodes)] = adj_nxn
+    for c in range(2):
+      o = c * CELL_NODES
+      for i in range(NUM_INTERMEDIATE):
+        pair = (o + 2 + 2 * i, o + 3 + 2 * i)
+        for k, node in enumerate(pair):
+          if present[node]:
+            continue
+          partner = pair[1 - k]
+          preds = tuple(np.flatnonzero(adj[o:o + CELL_NODES, partner]).tolist())
+          taken = next((j for j in _cell_sources(i) if self._source_nodes(j) == preds), None)
+          j = 1 if taken == 0 else 0
+          for src in self._source_nodes(j):
+            adj[o + src, node] = 1
+          adj[node, o + CELL_NODES - 1] = 1
+    return ops, adj
 
   def sample(self, rng, n):
     rng = base.as_rng(rng)

@@ -17,6 +17,14 @@ network across stages).
 
 Validity: DiffusionNAG's rule (layers 1 and 2 of every stage present; layer 4
 only if layer 3 is) and the chain adjacency of the present layers.
+
+Sub-architectures (PNAG's scales, n = 3..20 nodes): the first n layer slots
+(a prefix of the network: the stem-side layers, as a truncated network
+would run them), with the chain adjacency of their present layers (the
+induced subgraph). Valid when the slots in the prefix obey the stage rule
+as far as they reach (layers 1 and 2 of a stage present where inside the
+prefix; layer 4 only if layer 3) and the wiring is that chain; the first
+present layer plays the input and the last the output.
 """
 
 from __future__ import annotations
@@ -146,6 +154,13 @@ class MBV3(base.SearchSpace):
         for l in range(DEPTHS[0] - 1, MAX_DEPTH):
           adj = adj.at[:, o + l, o + MAX_DEPTH].set((depth == l + 1).astype(jnp.float32))
     return jnp.concatenate(ops, 1).astype(jnp.int32), adj
+
+  def _complete_sub(self, ops_n, adj_nxn, n):
+    ops = np.zeros(NUM_NODES, np.int32)
+    ops[:n] = ops_n
+    for slot in range(n, NUM_NODES):     # layers 1, 2 present, 3, 4 absent
+      ops[slot] = 1 if slot % MAX_DEPTH < 2 else 0
+    return ops, _chain(ops)
 
   def sample(self, rng, n):
     rng = base.as_rng(rng)

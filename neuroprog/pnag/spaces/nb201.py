@@ -20,6 +20,14 @@ order, node 7 is the output. Adjacency (`ADJACENCY`, fixed)::
 Validity: DiffusionNAG's rule (node 0 input, node 7 output, nodes 1..6 one of
 the five operations) and the fixed adjacency above.
 
+Sub-architectures (PNAG's scales, n = 3..8 nodes): the input, the first
+n - 2 edge nodes in string order, and the output (growth order 0, 7, 1, 2,
+..., 6). Wiring: the fixed adjacency among those nodes, plus an edge to the
+output from every edge node none of whose readers is present yet (so every
+node lies on an input-to-output path; at n = 3 the cell is input -> op ->
+output). Valid when node 0 is the input, the last the output, the others
+operations, and the wiring is exactly that.
+
 `enumerate()` lists all 15,625 cells in the official NAS-Bench-201 index
 order; that order is a permutation fixed by the benchmark, shipped here as
 `nb201_index_order.npy` (one uint16 base-5 code per index, built from the
@@ -139,6 +147,32 @@ class NB201(base.SearchSpace):
       raise ValueError(f"nodes 1..6 must be operations, got "
                        f"{[OP_NAMES[i] for i in mid]}.")
     return tuple(OP_NAMES[i] for i in mid)
+
+  @property
+  def growth_order(self):
+    return (0, NUM_NODES - 1) + tuple(range(1, NUM_NODES - 1))
+
+  def sub_graph(self, ops_BxN, adj_BxNxN, n):
+    """Induced subgraph plus an edge dangling edge node -> output (module doc)."""
+    ops, adj = super().sub_graph(ops_BxN, adj_BxNxN, n)
+    if n == NUM_NODES:
+      return ops, adj
+    xp = np if isinstance(adj, np.ndarray) else jnp
+    nodes = np.asarray(self.sub_nodes(n))
+    reads_full = adj_BxNxN[:, nodes[1:-1]].sum(-1) > 0        # [B, n-2]
+    reads_sub = adj[:, 1:-1].sum(-1) > 0
+    dangling = (reads_full & ~reads_sub).astype(adj.dtype)
+    to_out = np.zeros((n,), np.float32)
+    to_out[-1] = 1.0
+    pad = xp.concatenate([xp.zeros_like(dangling[:, :1]), dangling,
+                          xp.zeros_like(dangling[:, :1])], 1)   # [B, n]
+    return ops, xp.maximum(adj, pad[:, :, None] * to_out)
+
+  def _complete_sub(self, ops_n, adj_nxn, n):
+    ops = np.full(NUM_NODES, OP_NAMES.index("none"), np.int32)
+    ops[[0, NUM_NODES - 1]] = (0, 1)
+    ops[list(self.sub_nodes(n))] = ops_n
+    return ops, ADJACENCY.copy()
 
   def sample(self, rng, n):
     codes = base.as_rng(rng).integers(0, self.size, n)

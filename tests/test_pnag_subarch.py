@@ -1,0 +1,208 @@
+"""Sub-architecture scales: per-space definitions, validity verdicts on
+hand-made sub-architecture sequences, and the quantizer on node sets."""
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from neuroprog.pnag import autoencoder as ae_lib
+from neuroprog.pnag import msq, spaces
+from neuroprog.pnag.spaces import darts as darts_lib
+from neuroprog.pnag.spaces import mbv3 as mbv3_lib
+from neuroprog.pnag.spaces import nb201 as nb201_lib
+
+NAMES = ("nb201", "mbv3", "darts")
+
+
+def _op(space, name):
+  return space.op_names.index(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_node_sets_grow_by_one_and_end_with_every_node(name):
+  sp = spaces.get(name)
+  sched = sp.default_schedule()
+  assert sched == tuple(range(3, sp.num_nodes + 1))
+  prev = set()
+  for n in sched:
+    nodes = sp.sub_nodes(n)
+    assert len(nodes) == n and list(nodes) == sorted(nodes)
+    assert prev < set(nodes) and len(set(nodes) - prev) == (3 if n == 3 else 1)
+    prev = set(nodes)
+  assert sp.sub_nodes(sp.num_nodes) == tuple(range(sp.num_nodes))
+  for bad in (2, sp.num_nodes + 1, 3.0, True):
+    with pytest.raises(ValueError, match=f"{name} sub-architectures have 3..{sp.num_nodes} nodes"):
+      sp.sub_nodes(bad)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_scale_of_a_valid_architecture_is_valid(name):
+  sp = spaces.get(name)
+  archs = sp.sample(3, 40)
+  ops, adj = sp.encode_batch(archs)
+  for n in sp.default_schedule():
+    o, a = sp.sub_graph(ops, adj, n)
+    assert o.shape == (40, n) and a.shape == (40, n, n)
+    assert all(sp.is_valid_sub(o[i], a[i]) for i in range(40)), n
+  # The jax path gives the same graphs as the numpy path, under jit.
+  for n in (3, sp.num_nodes - 1):
+    oj, aj = jax.jit(lambda o, a, n=n: sp.sub_graph(o, a, n))(jnp.asarray(ops), jnp.asarray(adj))
+    o, a = sp.sub_graph(ops, adj, n)
+    np.testing.assert_array_equal(np.asarray(oj), o)
+    np.testing.assert_array_equal(np.asarray(aj), a)
+  # At n = N a sub-architecture is the architecture: same verdict as is_valid.
+  rng = np.random.default_rng(0)
+  for _ in range(30):
+    o = ops[0].copy()
+    o[rng.integers(sp.num_nodes)] = rng.integers(sp.num_ops)
+    assert sp.is_valid_sub(o, adj[0]) == sp.is_valid(o, adj[0])
+
+
+def test_nb201_hand_made_sequence():
+  sp = spaces.get("nb201")
+  arch = ("nor_conv_3x3", "skip_connect", "none", "avg_pool_3x3", "nor_conv_1x1",
+          "skip_connect")
+  i, o, conv3 = _op(sp, "input"), _op(sp, "output"), _op(sp, "nor_conv_3x3")
+  # n = 3: input -> (1<-0) conv -> output, the edge to the output added
+  # because node 1's readers (edges 3 and 5) are not present yet.
+  g3_ops = np.array([i, conv3, o])
+  g3_adj = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], np.float32)
+  ops, adj = sp.encode_indices(arch)
+  so, sa = sp.sub_graph(ops[None], adj[None], 3)
+  np.testing.assert_array_equal(so[0], g3_ops)
+  np.testing.assert_array_equal(sa[0], g3_adj)
+  assert sp.is_valid_sub(g3_ops, g3_adj)
+  # n = 5 (nodes 0, 1, 2, 3, 7): node 1 now feeds node 3, so its output edge goes.
+  so, sa = sp.sub_graph(ops[None], adj[None], 5)
+  want = np.zeros((5, 5), np.float32)
+  want[0, 1] = want[0, 2] = want[1, 3] = 1      # 0 -> edges 1, 2; edge 1 -> edge 3
+  want[2, 4] = want[3, 4] = 1                   # edges 2 and 3 dangle -> output
+  np.testing.assert_array_equal(sa[0], want)
+  assert sp.is_valid_sub(so[0], want)
+  # Wrong verdicts: a missing output edge, an op where the input must be,
+  # the output type in the middle, a stray edge.
+  bad = g3_adj.copy()
+  bad[1, 2] = 0
+  with pytest.raises(ValueError, match=r"adjacency entry \(1, 2\) is 0"):
+    sp.decode_sub(g3_ops, bad)
+  assert not sp.is_valid_sub(np.array([conv3, conv3, o]), g3_adj)
+  assert not sp.is_valid_sub(np.array([i, o, o]), g3_adj)
+  stray = want.copy()
+  stray[0, 4] = 1
+  assert not sp.is_valid_sub(so[0], stray)
+  with pytest.raises(ValueError, match="0/1 \\[3, 3\\]"):
+    sp.decode_sub(g3_ops, np.zeros((4, 4)))
+
+
+def test_mbv3_hand_made_sequence():
+  sp = spaces.get("mbv3")
+  k3, k5, none = _op(sp, "k3_e3"), _op(sp, "k5_e4"), 0
+  chain = lambda present: mbv3_lib._chain(np.array(present))[:len(present), :len(present)]
+  # n = 3: the first three slots of stage 0, a depth-2 stage so far.
+  g = np.array([k3, k5, none])
+  assert sp.is_valid_sub(g, chain(g))
+  # Layer 2 of a stage missing, layer 4 without layer 3, or a broken chain: invalid.
+  g_bad = np.array([k3, none, k5])
+  assert not sp.is_valid_sub(g_bad, chain(g_bad))
+  g6 = np.array([k3, k5, none, k3, k5, k5])
+  with pytest.raises(ValueError, match="layer 4 is present without layer 3"):
+    sp.decode_sub(g6, chain(g6))
+  g6 = np.array([k3, k5, none, none, k5, k5])
+  assert sp.is_valid_sub(g6, chain(g6))
+  skip = chain(g6)
+  skip[1, 4] = 0
+  assert not sp.is_valid_sub(g6, skip)
+  # n = 5 may end inside stage 1 after its first layer: stage 1 continues later.
+  g5 = np.array([k3, k5, k5, none, k3])
+  assert sp.is_valid_sub(g5, chain(g5))
+  assert not sp.is_valid_sub(np.array([k3, k5, k5, none, none]),
+                             chain(np.array([k3, k5, k5, none, none])))
+
+
+def test_darts_hand_made_sequence():
+  sp = spaces.get("darts")
+  c2, c1, out = 0, 1, 2
+  sep3, skip, none = _op(sp, "sep_conv_3x3"), _op(sp, "skip_connect"), _op(sp, "none")
+  assert sp.sub_nodes(3) == (0, 1, 10) and sp.sub_nodes(5) == (0, 1, 2, 3, 10)
+  # n = 3: the empty normal cell.
+  assert sp.is_valid_sub(np.array([c2, c1, out]), np.zeros((3, 3)))
+  # n = 4: nodes (0, 1, 2, 10); the first op of intermediate 0 reads c_{k-1}.
+  adj4 = np.zeros((4, 4), np.float32)
+  adj4[1, 2] = adj4[2, 3] = 1
+  assert sp.is_valid_sub(np.array([c2, c1, sep3, out]), adj4)
+  assert not sp.is_valid_sub(np.array([c2, c1, none, out]), adj4)   # `none` is not allowed
+  both = adj4.copy()
+  both[0, 2] = 1                                                    # reads two inputs
+  with pytest.raises(ValueError, match="predecessors"):
+    sp.decode_sub(np.array([c2, c1, sep3, out]), both)
+  no_out = adj4.copy()
+  no_out[2, 3] = 0
+  assert not sp.is_valid_sub(np.array([c2, c1, sep3, out]), no_out)
+  # n = 5: both ops of intermediate 0; the same input twice is invalid.
+  adj5 = np.zeros((5, 5), np.float32)
+  adj5[1, 2] = adj5[0, 3] = adj5[2, 4] = adj5[3, 4] = 1
+  ops5 = np.array([c2, c1, sep3, skip, out])
+  assert sp.is_valid_sub(ops5, adj5)
+  same = adj5.copy()
+  same[0, 3], same[1, 3] = 0, 1
+  with pytest.raises(ValueError, match="both operations read input 1"):
+    sp.decode_sub(ops5, same)
+  # n = 13 reaches into the reduction cell (its two inputs, no output yet).
+  g = darts_lib.DARTS().sample(0, 1)[0]
+  ops, adj = sp.encode_indices(g)
+  o, a = sp.sub_graph(ops[None], adj[None], 13)
+  assert sp.sub_nodes(13)[-2:] == (11, 12) and sp.is_valid_sub(o[0], a[0])
+
+
+def test_quantizer_on_node_sets():
+  size, c = 6, 3
+  nodes_sets = ((0, 1, 5), (0, 1, 2, 5), (0, 1, 2, 3, 4, 5))
+  scales = tuple(len(s) for s in nodes_sets)
+  key = jax.random.key(0)
+  e = jax.random.normal(key, (2, size, size, c))
+  codebook = jax.random.normal(jax.random.fold_in(key, 1), (8, c))
+  q = msq.quantize(e, codebook, scales, nodes_sets)
+  mask = np.zeros((size, size), bool)
+  for t, nodes in enumerate(nodes_sets):
+    mask[np.ix_(nodes, nodes)] = True
+    f_t = np.asarray(q.accumulated[t])
+    assert np.all(f_t[:, ~mask] == 0)              # nothing outside the sub-architecture
+    np.testing.assert_allclose(msq.pool(q.accumulated[t], scales[t], nodes),
+                               f_t[:, nodes][:, :, nodes], atol=1e-6)
+  # Entry (0, 1) is refined at every scale: its reconstruction sums three codes.
+  want = sum(np.asarray(codebook)[np.asarray(q.indices[t])[:, 0, 1]] for t in range(3))
+  np.testing.assert_allclose(np.asarray(q.accumulated[-1])[:, 0, 1], want, atol=1e-5)
+  np.testing.assert_allclose(msq.reconstruct(q.indices, codebook, size, nodes_sets),
+                             q.accumulated[-1], atol=1e-5)
+  z = jax.random.normal(key, (2, 4, 4, c))
+  np.testing.assert_allclose(msq.pool(msq.upsample(z, size, nodes_sets[1]), 4, nodes_sets[1]),
+                             z, atol=1e-6)
+  with pytest.raises(ValueError, match="the last node set must be every node"):
+    msq.check_node_sets(((0, 1, 5), (0, 1, 2, 5)), (3, 4), size)
+  with pytest.raises(ValueError, match=r"node_sets\[0\]=\(1, 0, 5\) must be 3 increasing"):
+    msq.check_node_sets(((1, 0, 5), tuple(range(6))), (3, 6), size)
+
+
+def test_autoencoder_on_sub_architecture_scales():
+  sp = spaces.get("nb201")
+  scales = (3, 5, 8)
+  cfg = ae_lib.AEConfig(num_nodes=8, num_ops=sp.num_ops, scales=scales, hidden=16,
+                        channels=4, codebook_size=16, rounds=1,
+                        node_sets=tuple(sp.sub_nodes(n) for n in scales))
+  with pytest.raises(ValueError, match="node_sets has 2 entries for the 3 scales"):
+    dataclasses.replace(cfg, node_sets=cfg.node_sets[1:])
+  ae = ae_lib.Autoencoder(cfg)
+  st = ae.init(jax.random.key(0))
+  ops, adj = sp.encode_batch(sp.sample(0, 16))
+  with pytest.raises(ValueError, match="need sub_targets for the first 2 scales"):
+    ae.loss(st.params, st.codebook, ops, adj)
+  sub = tuple(sp.sub_graph(ops, adj, n) for n in scales[:-1])
+  loss, aux = ae.loss(st.params, st.codebook, ops, adj, None, sub)
+  assert np.isfinite(float(loss)) and float(aux["scc_decode"]) > 0
+  # The intermediate scale decodes to n_t nodes.
+  q = ae.tokenize(st.params, st.codebook, ops, adj)
+  op_logits, adj_logits = ae.decode_map(st.params, ae.scale_view(q.accumulated[0], 0))
+  assert op_logits.shape == (16, 3, sp.num_ops) and adj_logits.shape == (16, 3, 3)
+  assert [i.shape[1:] for i in q.indices] == [(3, 3), (5, 5), (8, 8)]
