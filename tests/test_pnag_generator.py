@@ -127,3 +127,29 @@ def test_block_matches_a_numpy_reference(heads):
   ref = _reference_block(jax.tree_util.tree_map(np.asarray, p), np.asarray(x, np.float64),
                          np.asarray(c, np.float64), heads, mask)
   np.testing.assert_allclose(np.asarray(out), ref, atol=2e-5)
+
+
+def test_scale_attention_sees_only_its_own_scale_and_matches_its_sampling_path(setup):
+  gen, params, x = setup
+  cfg = gen_lib.GenConfig(**{**CFG.__dict__, "attention": "scale"})
+  local = gen_lib.GeneratorModules(cfg)
+  base = local.apply({"params": params}, x)        # same parameters, another mask
+  off = CFG.offsets
+  x2 = x.at[:, off[1]:off[2]].add(1.0)             # scale 2's inputs no longer reach scale 3
+  out = local.apply({"params": params}, x2)
+  np.testing.assert_allclose(out[:, off[2]:], base[:, off[2]:], atol=1e-5)
+  assert float(jnp.abs(out[:, off[1]:off[2]] - base[:, off[1]:off[2]]).max()) > 1e-3
+  # ... while the block-causal generator's scale 3 does depend on them.
+  causal = gen.apply({"params": params}, x)
+  assert float(jnp.abs(causal[:, off[2]:] - base[:, off[2]:]).max()) > 1e-3
+  v = {"params": params}
+  cvec = local.apply(v, None, 3, method=gen_lib.GeneratorModules.condition)
+  caches = gen_lib.empty_caches(cfg, 3)
+  for t, n in enumerate(cfg.scales):
+    lo = off[t]
+    xt = None if t == 0 else x[:, lo:lo + n * n]
+    logits, caches = local.apply(v, t, xt, cvec, caches,
+                                 method=gen_lib.GeneratorModules.sample_scale)
+    np.testing.assert_allclose(logits, base[:, lo:lo + n * n], atol=1e-4)
+  with pytest.raises(ValueError, match="attention='global'; allowed"):
+    gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, attention="global")

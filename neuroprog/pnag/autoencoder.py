@@ -208,7 +208,16 @@ class Encoder(nn.Module):
 
 
 class Decoder(nn.Module):
-  """e_hat [B, N, N, C] -> (op logits [B, N, V], adjacency logits [B, N, N])."""
+  """e_hat [B, n, n, C] -> (op logits [B, n, V], adjacency logits [B, n, n]).
+
+  Size-agnostic (any n): node i reads (e_hat[i, i], mean_j e_hat[i, j],
+  mean_j e_hat[j, i]); pair (i, j) reads (e_hat[i, j], e_hat[j, i]) plus a
+  projection of both endpoints' node inputs. The endpoint context is what
+  lets one entry decode differently at different scales: whether an edge
+  node -> output exists in an n-node sub-architecture can depend on which
+  other nodes are present (NB201 wires a node to the output while none of
+  its readers is there), and the row/column means change as nodes arrive.
+  """
   num_ops: int
   hidden: int
 
@@ -218,7 +227,10 @@ class Decoder(nn.Module):
     node_in = jnp.concatenate([diag, f_BxNxNxC.mean(2), f_BxNxNxC.mean(1)], -1)
     op_logits = MLP((self.hidden, self.hidden, self.num_ops), name="ops")(node_in)
     pair = jnp.concatenate([f_BxNxNxC, jnp.swapaxes(f_BxNxNxC, 1, 2)], -1)
-    adj_logits = MLP((self.hidden, 1), name="adj")(pair)[..., 0]
+    src = nn.Dense(self.hidden, name="adj_src")(node_in)
+    dst = nn.Dense(self.hidden, name="adj_dst")(node_in)
+    h = nn.Dense(self.hidden, name="adj_pair")(pair) + src[:, :, None] + dst[:, None, :]
+    adj_logits = nn.Dense(1, name="adj_out")(nn.gelu(h))[..., 0]
     return op_logits, adj_logits
 
 

@@ -59,7 +59,7 @@ SCHEDULES = ("subarch", "pyramid")
 AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise")
-GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim")
+GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention")
 # The keys that count training steps: `extend=True` lets them grow.
 STEP_KEYS = ("ae_steps", "gen_steps")
 # Every key of a PNAG config, with its default: the one place they live.
