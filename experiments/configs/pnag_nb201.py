@@ -13,13 +13,15 @@ Details: BUILD_NOTES.md ("PNAG runs").
 from neuroprog.pnag import train
 
 # Only what differs from the defaults (neuroprog.pnag.train.SCHEMA, AEConfig,
-# GenConfig). Scales: the space's default, (1, 2, 4, 8).
+# GenConfig). Scales: the sub-architectures of 3, 4, ..., 8 nodes; every
+# intermediate scale is decoded against its sub-architecture (SCC decoding
+# weight 1, the default).
 
 
 def get_config():
   return train.default_config(
       space="nb201",
-      ae={"scc_decode_weight": 0.0, "token_noise": 0.1},
+      ae={"token_noise": 0.1},
       gen={"width": 32, "heads": 2},
       batch_size=128,
       ae_steps=800,
