@@ -206,3 +206,13 @@ def test_autoencoder_on_sub_architecture_scales():
   op_logits, adj_logits = ae.decode_map(st.params, ae.scale_view(q.accumulated[0], 0))
   assert op_logits.shape == (16, 3, sp.num_ops) and adj_logits.shape == (16, 3, 3)
   assert [i.shape[1:] for i in q.indices] == [(3, 3), (5, 5), (8, 8)]
+
+
+def test_split_tokens_inverts_flat_tokens():
+  from neuroprog.pnag import model as model_lib
+  scales = (3, 4, 8)
+  idx = [jax.random.randint(jax.random.key(n), (2, n, n), 0, 16) for n in scales]
+  flat = model_lib.flat_tokens(idx)
+  assert flat.shape == (2, 9 + 16 + 64)
+  for a, b in zip(model_lib.split_tokens(flat, scales), idx):
+    np.testing.assert_array_equal(a, b)

@@ -12,15 +12,17 @@ Details: BUILD_NOTES.md ("PNAG runs").
 from neuroprog.pnag import train
 
 # Only what differs from the defaults (neuroprog.pnag.train.SCHEMA, AEConfig,
-# GenConfig). Scales: the space's default, (2, 5, 10, 20).
+# GenConfig). Scales: the sub-architectures of 3, 4, ..., 20 layer slots
+# (2,865 tokens), so each scale attends only within itself
+# (GenConfig.attention); SCC decoding of every scale (weight 1, the default).
 
 
 def get_config():
   return train.default_config(
       space="mbv3",
       heldout_size=1000,
-      ae={"scc_decode_weight": 0.0, "token_noise": 0.1},
-      gen={"width": 32, "heads": 2},
+      ae={"token_noise": 0.1},
+      gen={"width": 32, "heads": 2, "attention": "scale"},
       batch_size=64,
       ae_steps=800,
       gen_steps=800,

@@ -3,8 +3,10 @@
   python -m experiments.generate_to_cost --config=experiments/configs/pnag_mbv3_cost.py \
       --workdir=workdirs/pnag_mbv3_cost
 
-The training set, stages and budgets of `pnag_mbv3.py` (taken from it), with
-the generator conditioned on the training architectures' MACs (`pnag.cost`).
+The training set, stages and budgets of `pnag_mbv3.py` (taken from it) as it
+stood when this was measured: image-pyramid scales (2, 5, 10, 20), no SCC
+decoding, block-causal attention; with the generator conditioned on the
+training architectures' MACs (`pnag.cost`).
 
 2-core CPU, 2026-12-01, cores shared with two other runs: 84 min (stage 2 47
 min; 15 min alone for the unconditional config). Requests 303.9 / 334.8 /
@@ -21,7 +23,9 @@ from experiments.pipelines import generate_to_cost
 def get_config():
   unconditional = pnag_mbv3.get_config()
   # Measured on the image-pyramid scales; generation to a cost has not been
-  # rerun on the sub-architecture schedule (BUILD_NOTES.md, PNAG scales).
+  # rerun on the sub-architecture schedule (BUILD_NOTES.md, "PNAG scales").
   unconditional.schedule = "pyramid"
+  unconditional.ae = {"scc_decode_weight": 0.0, "token_noise": 0.1}
+  unconditional.gen = {"width": 32, "heads": 2}
   return generate_to_cost.default_config(**{
       k: v for k, v in unconditional.items() if k in generate_to_cost.SCHEMA.keys})

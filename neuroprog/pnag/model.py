@@ -80,6 +80,15 @@ def flat_tokens(indices) -> jax.Array:
   return jnp.concatenate([i.reshape(i.shape[0], -1) for i in indices], 1)
 
 
+def split_tokens(tokens_BxL: jax.Array, scales) -> list:
+  """The inverse of `flat_tokens`: per scale t, int32 [B, n_t, n_t]."""
+  out, lo = [], 0
+  for n in scales:
+    out.append(tokens_BxL[:, lo:lo + n * n].reshape(-1, n, n))
+    lo += n * n
+  return out
+
+
 def generator_loss(gen: gen_lib.GeneratorModules, params, inputs_BxLxC, tokens_BxL,
                    cond_BxC=None, drop_B=None):
   """Mean token cross-entropy and token accuracy of teacher-forced next-scale

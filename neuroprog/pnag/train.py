@@ -204,19 +204,17 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
   return ae_lib.AEState(**state["ae"]), secs
 
 
-def token_data(ae_cfg, gen_cfg, ae_state, ops_T, adj_T):
-  """(tokens int32 [T, L], teacher inputs float32 [T, L, C]) of a training set
-  under the final stage-1 parameters, tokenized 2,048 at a time."""
+def token_data(ae_cfg, ae_state, ops_T, adj_T) -> jax.Array:
+  """tokens int32 [T, L] of a training set under the final stage-1
+  parameters, tokenized 2,048 at a time. (The generator's teacher inputs are
+  rebuilt per batch from these: stored for a whole MBV3 or DARTS training set
+  on one-node-per-scale schedules they would take gigabytes.)"""
   ae = model_lib.autoencoder_for(ae_cfg)
   codebook = ae.codebook_of(ae_state)
-  tokenize = jax.jit(ae.tokenize)
-  toks, inputs = [], []
-  for lo in range(0, len(ops_T), 2048):   # bounded memory for big training sets
-    q = tokenize(ae_state.params, codebook, ops_T[lo:lo + 2048], adj_T[lo:lo + 2048])
-    toks.append(model_lib.flat_tokens(q.indices))
-    inputs.append(model_lib.teacher_inputs(q.indices, codebook, gen_cfg.scales,
-                                           ae_cfg.num_nodes, ae_cfg.node_sets))
-  return jnp.concatenate(toks), jnp.concatenate(inputs)
+  tokenize = jax.jit(lambda p, cb, o, a: model_lib.flat_tokens(ae.tokenize(p, cb, o, a).indices))
+  toks = [tokenize(ae_state.params, codebook, ops_T[lo:lo + 2048], adj_T[lo:lo + 2048])
+          for lo in range(0, len(ops_T), 2048)]   # bounded memory for big training sets
+  return jnp.concatenate(toks)
 
 
 def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
@@ -229,11 +227,18 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   the null condition (classifier-free guidance). name: checkpoint folder.
   """
   gen = model_lib.generator_for(gen_cfg)
-  toks, inputs = token_data(ae_cfg, gen_cfg, ae_state, ops_T, adj_T)
+  toks = token_data(ae_cfg, ae_state, ops_T, adj_T)
+  codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
+
+  def inputs_of(toks_BxL):
+    return model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, gen_cfg.scales),
+                                    codebook, gen_cfg.scales, ae_cfg.num_nodes,
+                                    ae_cfg.node_sets)
+
   total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "gen_learning_rate"), total)
   key = jax.random.key(_get(config, "seed"))
-  params = gen.init(jax.random.fold_in(key, 2), inputs[:1])["params"]
+  params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1]))["params"]
   state = {"params": params, "opt": opt.init(params)}
 
   def one(carry, step):
@@ -241,7 +246,7 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
     idx = jax.random.randint(k, (bsz,), 0, toks.shape[0])
     cond, drop = (None, None) if cond_fn is None else cond_fn(jax.random.fold_in(k, 1), idx)
     (loss, acc), g = jax.value_and_grad(
-        lambda p: model_lib.generator_loss(gen, p, inputs[idx], toks[idx], cond, drop),
+        lambda p: model_lib.generator_loss(gen, p, inputs_of(toks[idx]), toks[idx], cond, drop),
         has_aux=True)(carry["params"])
     up, os_ = opt.update(g, carry["opt"], carry["params"])
     return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
