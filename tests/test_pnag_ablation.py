@@ -47,8 +47,27 @@ def test_markdown_labels_the_scales():
                   {"scc_scales": 2, "validity": 1.0, "uniqueness": 0.5, "novelty": 0.5,
                    "heldout_reconstruction": 1.0}]}
   md = ablation.markdown(res)
-  assert "| none | 50.0% | 100.0% | 25.0% | 90.0% |" in md
-  assert "| first 2 (1, 2) | 100.0% | 50.0% | 50.0% | 100.0% |" in md
+  assert "| none | 50.0% | 100.0% | 25.0% | 90.0% |  |" in md
+  assert "| first 2 (1, 2) | 100.0% | 50.0% | 50.0% | 100.0% |  |" in md
+  # With several seeds: mean ± std, and the plain validity of every scale.
+  row = {"scc_scales": 1, "seeds": [0, 1], "validity": 0.75, "validity_std": 0.25,
+         "uniqueness": 1.0, "uniqueness_std": 0.0, "novelty": 0.5, "novelty_std": 0.1,
+         "heldout_reconstruction": 1.0, "heldout_reconstruction_std": 0.0,
+         "scale_validity": [0.5, 0.25, 0.75]}
+  md = ablation.markdown({"space": "nb201", "scales": [3, 5, 8], "rows": [row]})
+  assert ("| first 1 (3) | 75.0% ± 25.0 | 100.0% ± 0.0 | 50.0% ± 10.0 | 100.0% ± 0.0 "
+          "| 50.0 / 25.0 / 75.0 |") in md
+  assert "plain validity per scale (n = 3, 5, 8)" in md
+
+
+def test_seeds():
+  c = _tiny()
+  assert ablation.seeds_of(c) == (0,)
+  c.scc_seeds = (0, 1, 2)
+  assert ablation.seeds_of(c) == (0, 1, 2) and ablation.settings(c) == [0, 1, 2, 3]
+  c.scc_seeds = (1, 1)
+  with pytest.raises(ValueError, match=r"config.scc_seeds=\[1, 1\] must be distinct ints"):
+    ablation.seeds_of(c)
 
 
 @pytest.mark.slow
@@ -57,6 +76,7 @@ def test_tiny_ablation_end_to_end(tmp_path):
   c.scc_settings = (0, 3)
   out = ablation.run(c, str(tmp_path))
   assert [r["scc_scales"] for r in out["rows"]] == [0, 3]
+  assert all(len(r["scale_validity"]) == 3 for r in out["rows"])
   for r in out["rows"]:
     for m in ablation.METRICS:
       assert 0.0 <= r[m] <= 1.0

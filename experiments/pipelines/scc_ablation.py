@@ -2,9 +2,12 @@
 
 Run by `python -m experiments.scc_ablation`. `run(config, workdir)` trains the full PNAG pipeline once per setting
 t = 0, 1, ..., T of `ae.scc_num_scales` (SCC on the first t scales; 0 = no
-SCC, T = every scale), each in workdir/scc_<t> (each resumable), and writes
-workdir/results.json, results.md and scc_ablation.png: validity, uniqueness,
-novelty and held-out reconstruction against t.
+SCC, T = every scale), once per seed of `scc_seeds` (None: config.seed
+alone), each in workdir/scc_<t> (one seed) or workdir/scc_<t>_seed<s> (each
+resumable), and writes workdir/results.json, results.md and
+scc_ablation.png: validity, uniqueness, novelty and held-out reconstruction
+against t (mean and standard deviation over seeds), and the plain validity of
+every intermediate scale (`scale_validity`, mean over seeds).
 
 Samples are decoded plainly (the schema's default `decode="argmax"`; a config
 may still ask for "valid"): the constrained decoder would make validity 1 in every setting
@@ -16,13 +19,15 @@ import os
 from typing import Any, Optional, Sequence
 
 import ml_collections
+import numpy as np
 
 from neuroprog.pnag import train as pnag_train
 from neuroprog.run import workdir as workdir_lib
 
 METRICS = ("validity", "uniqueness", "novelty", "heldout_reconstruction")
 # The PNAG keys, plus the settings to run (None: 0..T); plain decoding by default.
-SCHEMA = pnag_train.SCHEMA.extend("SCC ablation", {"scc_settings": None, "decode": "argmax"})
+SCHEMA = pnag_train.SCHEMA.extend("SCC ablation", {"scc_settings": None, "scc_seeds": None,
+                                                   "decode": "argmax"})
 
 
 def default_config(**values):
@@ -50,7 +55,8 @@ def _base(config):
   unknown = sorted(set(config.keys()) - set(SCHEMA.keys))
   if unknown:
     raise ValueError(f"Unknown config key(s) {unknown}; allowed: {sorted(SCHEMA.keys)}.")
-  base = ml_collections.ConfigDict({k: v for k, v in config.items() if k != "scc_settings"})
+  base = ml_collections.ConfigDict({k: v for k, v in config.items()
+                                    if k not in ("scc_settings", "scc_seeds")})
   base.decode = SCHEMA.get(config, "decode")
   pnag_train.validate_config(base)
   if "scc_num_scales" in dict(base.get("ae", {})):
@@ -65,15 +71,25 @@ def run(config, workdir: str, settings_override: Optional[Sequence[int]] = None)
   ts = list(settings_override) if settings_override is not None else settings(config)
   # The ablation's own fingerprint; each setting's run checks its own too.
   workdir_lib.prepare(workdir, config, step_keys=pnag_train.STEP_KEYS)
+  seeds = seeds_of(config)
   rows = []
   for t in ts:
-    cfg = ml_collections.ConfigDict(base.to_dict())
-    ae = dict(cfg.get("ae", {}))
-    ae["scc_num_scales"] = t
-    cfg.ae = ae
-    out = pnag_train.train_and_evaluate(cfg, os.path.join(workdir, f"scc_{t}"))
-    rows.append({"scc_scales": t, **{m: out[m] for m in METRICS},
-                 "train_time_s": out["train_time_s"]})
+    outs = []
+    for seed in seeds:
+      cfg = ml_collections.ConfigDict(base.to_dict())
+      ae = dict(cfg.get("ae", {}))
+      ae["scc_num_scales"] = t
+      cfg.ae = ae
+      cfg.seed = seed
+      name = f"scc_{t}" if len(seeds) == 1 else f"scc_{t}_seed{seed}"
+      outs.append(pnag_train.train_and_evaluate(cfg, os.path.join(workdir, name)))
+    row = {"scc_scales": t, "seeds": list(seeds)}
+    for m in METRICS:
+      vals = np.array([o[m] for o in outs], float)
+      row[m], row[m + "_std"] = float(vals.mean()), float(vals.std())
+    row["scale_validity"] = np.mean([o["scale_validity"] for o in outs], 0).round(4).tolist()
+    row["train_time_s"] = [o["train_time_s"] for o in outs]
+    rows.append(row)
   _, ae_cfg, _ = pnag_train.build(base)
   result = {"space": base.space, "scales": list(ae_cfg.scales), "rows": rows}
   with open(os.path.join(workdir, "results.json"), "w") as f:
@@ -84,14 +100,30 @@ def run(config, workdir: str, settings_override: Optional[Sequence[int]] = None)
   return result
 
 
+def seeds_of(config) -> tuple[int, ...]:
+  """config.scc_seeds, or (config.seed,); ValueError unless distinct ints."""
+  seeds = config.get("scc_seeds")
+  if seeds is None:
+    return (int(SCHEMA.get(config, "seed")),)
+  seeds = tuple(seeds)
+  if not seeds or len(set(seeds)) != len(seeds) or any(
+      isinstance(x, bool) or not isinstance(x, int) for x in seeds):
+    raise ValueError(f"config.scc_seeds={list(seeds)} must be distinct ints.")
+  return seeds
+
+
 def markdown(result) -> str:
-  lines = ["| SCC on scales | " + " | ".join(METRICS) + " |",
-           "|---|" + "---|" * len(METRICS)]
   scales = result["scales"]
+  lines = ["| SCC on scales | " + " | ".join(METRICS)
+           + " | plain validity per scale (n = " + ", ".join(map(str, scales)) + ") |",
+           "|---|" + "---|" * (len(METRICS) + 1)]
   for r in result["rows"]:
     t = r["scc_scales"]
     label = "none" if t == 0 else f"first {t} ({', '.join(map(str, scales[:t]))})"
-    lines.append(f"| {label} | " + " | ".join(f"{100 * r[m]:.1f}%" for m in METRICS) + " |")
+    cells = [f"{100 * r[m]:.1f}%" + (f" ± {100 * r[m + '_std']:.1f}" if len(r.get("seeds", [])) > 1
+                                      else "") for m in METRICS]
+    per_scale = " / ".join(f"{100 * v:.1f}" for v in r.get("scale_validity", []))
+    lines.append(f"| {label} | " + " | ".join(cells) + f" | {per_scale} |")
   return "\n".join(lines)
 
 
