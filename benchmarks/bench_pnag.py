@@ -2,7 +2,8 @@
 
 For each space: architectures per second drawn by `neuroprog.pnag.model.sampler`
 at batch 4,096 (token maps scale by scale, codebook lookups, upsampling,
-decoding, by default with the constrained decoder that `sample` uses;
+decoding, by default plainly as `sample` does (`--decode valid`: the
+constrained decoder);
 compilation excluded), the FLOPs per architecture from XLA's cost analysis,
 and the machine's fp32 matmul GFLOP/s measured in the same run. Architectures
 come from the space's experiment config; with `--workdir space=DIR` the
@@ -42,9 +43,9 @@ def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--batch", type=int, default=4096)
   ap.add_argument("--spaces", default="nb201,mbv3,darts")
-  ap.add_argument("--decode", default="valid", choices=model_lib.DECODES,
-                  help="valid: the constrained decoder (sample()'s default); "
-                       "argmax: plain decoding")
+  ap.add_argument("--decode", default="argmax", choices=model_lib.DECODES,
+                  help="argmax: plain decoding (sample()'s default); "
+                       "valid: the constrained decoder")
   ap.add_argument("--workdir", action="append", default=[],
                   help="space=DIR: use the trained model of DIR for that space")
   args = ap.parse_args()

@@ -55,6 +55,9 @@ def test_writes_samples_and_results(full_run):
   # the last is the plain validity of the final architectures.
   assert res["schedule"] == "subarch" and res["scales"] == [3, 5, 8]
   assert len(res["scale_validity"]) == 3 and res["scale_validity"][-1] == res["validity"]
+  # Held-out reconstruction per scale; its last entry is the plain final one.
+  assert len(res["heldout_scale_reconstruction"]) == 3
+  assert res["heldout_scale_reconstruction"][-1] == round(res["heldout_reconstruction"], 4)
   metrics_lines = [json.loads(l) for l in open(os.path.join(workdir, "metrics.jsonl"))]
   assert [l["step"] for l in metrics_lines if l["model"] == "stage1"] == [10, 20, 30, 40]
   s1 = [l["loss"] for l in metrics_lines if l["model"] == "stage1"]

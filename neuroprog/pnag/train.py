@@ -298,6 +298,8 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
       "scales": list(ae_cfg.scales),
       "num_train": len(train), "num_heldout": len(held),
       "heldout_reconstruction": recon[decode],
+      "heldout_scale_reconstruction": heldout_scale_reconstruction(
+          ae, space, ae_state.params, codebook, ops_H, adj_H),
       "train_time_s": {"stage1": round(t1, 2), "stage2": round(t2, 2)},
       "num_params": {"autoencoder": _num_params(ae_state.params),
                      "generator": _num_params(gen_params)},
@@ -322,6 +324,27 @@ def heldout_reconstruction(ae, space, params, codebook, ops_BxN, adj_BxNxN) -> d
                           jax.jit(both)(params, codebook, ops_BxN, adj_BxNxN)):
     out[name] = float(np.mean(np.all(np.asarray(o) == ops_BxN, 1)
                               & np.all(np.asarray(a) == adj_BxNxN, (1, 2))))
+  return out
+
+
+def heldout_scale_reconstruction(ae, space, params, codebook, ops_BxN, adj_BxNxN
+                                 ) -> list[float]:
+  """Per scale t, the share of architectures whose accumulated map after t,
+  plainly decoded at its nodes, is exactly their n_t-node sub-architecture
+  (`SearchSpace.sub_graph`; on the pyramid, the whole architecture)."""
+  cfg = ae.cfg
+
+  def per_scale(params, codebook, ops, adj):
+    q = ae.tokenize(params, codebook, ops, adj)
+    return [ae_lib.plain_decode(*ae.decode_map(params, ae.scale_view(f, t)))
+            for t, f in enumerate(q.accumulated)]
+
+  out = []
+  for (o, a), n in zip(jax.jit(per_scale)(params, codebook, ops_BxN, adj_BxNxN), cfg.scales):
+    want_o, want_a = ((ops_BxN, adj_BxNxN) if cfg.node_sets is None
+                      else space.sub_graph(ops_BxN, adj_BxNxN, n))
+    out.append(round(float(np.mean(np.all(np.asarray(o) == want_o, 1)
+                                   & np.all(np.asarray(a) == want_a, (1, 2)))), 4))
   return out
 
 
