@@ -3,7 +3,11 @@
   python -m experiments.generate --config=experiments/configs/pnag_mbv3.py \
       --workdir=workdirs/pnag_mbv3
 
-2-core CPU, 2026-11-30: stage 1 126 s, stage 2 911 s (about 18 min); held-out
+Sub-architecture scales (n = 3..N, per-scale attention): not yet measured; on the
+2-core CPU a generator step over the whole sequence is too slow to finish in a session
+(BUILD_NOTES.md, "PNAG on sub-architecture scales"). Earlier, on the image pyramid
+(`--config.schedule=pyramid`, scales as PYRAMID_SCALES, no SCC decoding, block-causal
+attention), 2-core CPU, 2026-11-30: stage 1 126 s, stage 2 911 s (about 18 min); held-out
 reconstruction 97.1%; validity, uniqueness and novelty 100% with the constrained decoder
 (`decode="valid"`), plain decoding of the same samples 53.3% valid. No GPU run measured yet.
 Details: BUILD_NOTES.md ("PNAG runs").
