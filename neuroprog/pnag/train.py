@@ -27,6 +27,7 @@ tensorboard/, samples.txt (one canonical string per line, invalid samples as
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -71,8 +72,13 @@ SCHEMA = config_lib.ConfigSchema("PNAG", {
     "heldout_size": 2000,       # held-out architectures for reconstruction accuracy
     "schedule": "subarch",      # SCHEDULES
     "scales": None,             # None: the schedule's default (space.default_schedule() or PYRAMID_SCALES)
-    "ae": {},                   # AEConfig fields (AE_KEYS)
-    "gen": {},                  # GenConfig fields (GEN_KEYS)
+    # AEConfig / GenConfig options: every one with a value default is listed,
+    # so each can be set from the command line (--config.gen.depth=1). Not
+    # cond_dim: the conditional pipelines set it from their condition.
+    "ae": {f.name: f.default for f in dataclasses.fields(ae_lib.AEConfig)
+           if f.name in AE_KEYS and f.default is not None},
+    "gen": {f.name: f.default for f in dataclasses.fields(gen_lib.GenConfig)
+            if f.name in GEN_KEYS and f.default is not None and f.name != "cond_dim"},
     "batch_size": 256,
     "ae_steps": 600,
     "gen_steps": 1500,

@@ -98,14 +98,21 @@ class ConfigSchema:
     """A ConfigDict with every key: the defaults, then `values`.
 
     Keys whose default is REQUIRED must be given in `values`. Dict-valued
-    defaults are copied, so configs never share them.
+    defaults are copied, so configs never share them. For a key with
+    sub-keys, a dict in `values` is laid over the default dict, so options a
+    config does not set keep their default entry (and stay settable from the
+    command line: ml_collections cannot add a key to a nested dict there).
     """
     unknown = sorted(set(values) - set(self.defaults))
     if unknown:
       raise ValueError(f"Unknown config key(s) {unknown}; allowed: "
                        f"{sorted(self.defaults)}.")
     merged = {k: copy.deepcopy(v) for k, v in self.defaults.items()}
-    merged.update(values)
+    for k, v in values.items():
+      if k in self.sub_keys and isinstance(merged[k], dict) and hasattr(v, "items"):
+        merged[k] = {**merged[k], **dict(v)}
+      else:
+        merged[k] = v
     missing = sorted(k for k, v in merged.items() if v is REQUIRED)
     if missing:
       raise ValueError(f"default_config needs a value for {missing}.")
