@@ -55,6 +55,9 @@ def test_writes_samples_and_results(full_run):
   # the last is the plain validity of the final architectures.
   assert res["schedule"] == "subarch" and res["scales"] == [3, 5, 8]
   assert len(res["scale_validity"]) == 3 and res["scale_validity"][-1] == res["validity"]
+  # Uniform draws from the space, the baseline: all valid, scored on the same split.
+  assert res["uniform"]["num_samples"] == 64 and res["uniform"]["validity"] == 1.0
+  assert res["uniform"]["num_novel"] <= res["uniform"]["num_unique"] <= 64
   # Held-out reconstruction per scale; its last entry is the plain final one.
   assert len(res["heldout_scale_reconstruction"]) == 3
   assert res["heldout_scale_reconstruction"][-1] == round(res["heldout_reconstruction"], 4)

@@ -356,12 +356,13 @@ class Autoencoder:
       if key is None:
         raise ValueError("token_noise > 0 needs a PRNG key for Autoencoder.loss.")
       f_noisy = 0.0
+      nsets = msq.per_scale_nodes(c.scales, c.node_sets)
       for t, idx in enumerate(q.indices):
         k1, k2 = jax.random.split(jax.random.fold_in(key, t))
         flip = jax.random.bernoulli(k1, c.token_noise, idx.shape)
         rand = jax.random.randint(k2, idx.shape, 0, c.codebook_size)
         f_noisy = f_noisy + msq.upsample(codebook[jnp.where(flip, rand, idx)], c.num_nodes,
-                                         None if c.node_sets is None else c.node_sets[t])
+                                         nsets[t])
       robust = sum(self._recon(*self.decode_map(params, sg(f_noisy)), ops_BxN, adj_BxNxN))
       total = total + robust
     exact = self._exact(op_logits, adj_logits, ops_BxN, adj_BxNxN)

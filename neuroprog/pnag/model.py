@@ -66,7 +66,7 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None) -> jax.A
   t = 0, which the generator ignores).
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
-  nsets = (None,) * len(scales) if node_sets is None else node_sets
+  nsets = msq.per_scale_nodes(scales, node_sets)
   parts = [jnp.zeros((b, scales[0] ** 2, c))]
   f_hat = jnp.zeros((b, size, size, c))
   for t in range(1, len(scales)):
@@ -187,7 +187,7 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
     caches = gen_lib.empty_caches(gen_cfg, b)
     f_hat = jnp.zeros((n, size, size, ae_cfg.channels))
     x = None
-    nsets = ae_cfg.node_sets or (None,) * len(scales)
+    nsets = msq.per_scale_nodes(scales, ae_cfg.node_sets)
     inter = []
     for t, s in enumerate(scales):
       if t > 0:

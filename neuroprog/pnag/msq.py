@@ -116,7 +116,9 @@ class MSQOutput(NamedTuple):
   accumulated_st: tuple  # the same values with straight-through gradients
 
 
-def _node_sets(scales, node_sets):
+def per_scale_nodes(scales, node_sets):
+  """node_sets, or (None,) * T on the image pyramid: what `pool` and
+  `upsample` take at each scale."""
   if node_sets is None:
     return (None,) * len(scales)
   if len(node_sets) != len(scales):
@@ -143,7 +145,7 @@ def quantize(e_BxNxNxC: jax.Array, codebook_KxC: jax.Array,
   f_hat = jnp.zeros_like(e_BxNxNxC)
   f_st = jnp.zeros_like(e_BxNxNxC)
   out = ([], [], [], [], [])
-  for n, nodes in zip(scales, _node_sets(scales, node_sets)):
+  for n, nodes in zip(scales, per_scale_nodes(scales, node_sets)):
     r = pool(e_BxNxNxC - f_st, n, nodes)
     idx = nearest_code(r, codebook_KxC)
     z = codebook_KxC[idx]
@@ -158,14 +160,9 @@ def reconstruct(indices: Sequence[jax.Array], codebook_KxC: jax.Array,
                 size: int, node_sets=None) -> jax.Array:
   """The accumulated map [B, size, size, C] from per-scale token maps."""
   f_hat = 0.0
-  for idx, nodes in zip(indices, _node_sets(indices, node_sets)):
+  for idx, nodes in zip(indices, per_scale_nodes(indices, node_sets)):
     f_hat = f_hat + upsample(codebook_KxC[idx], size, nodes)
   return f_hat
-
-
-def next_scale_input(f_hat_BxNxNxC: jax.Array, n_next: int, nodes=None) -> jax.Array:
-  """What the generator reads for the next scale: the reconstruction so far at n_next."""
-  return pool(f_hat_BxNxNxC, n_next, nodes)
 
 
 def check_node_sets(node_sets, scales: Sequence[int], size: int) -> tuple:

@@ -360,7 +360,9 @@ def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
   The samples are decoded as `config.decode` says; the same token maps are
   also decoded the other way, and those metrics go under "argmax" / "valid"
   (with constrained decoding, validity is 1 by construction, so the argmax
-  figures are what measures the generator itself). "scale_validity": per
+  figures are what measures the generator itself). "uniform": the same
+  metrics for as many architectures drawn uniformly from the space, the
+  simple baseline a generator has to beat. "scale_validity": per
   scale, the share of samples whose accumulated map, plainly decoded at that
   scale, is a valid sub-architecture (`SearchSpace.is_valid_sub`; the last
   entry is the plain validity of the final architectures).
@@ -381,6 +383,10 @@ def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
   other = "argmax" if decode == "valid" else "valid"
   s2 = model_lib.sample(model, key, n, decode=other, **kw)
   out[other] = dict(metrics_lib.evaluate(space, s2.archs, seen)._asdict())
+  # The simple baseline beside these metrics: n architectures drawn uniformly
+  # from the space (valid by construction), scored against the same training set.
+  uniform = space.sample(np.random.default_rng([_get(config, "sample_seed"), 11]), n)
+  out["uniform"] = dict(metrics_lib.evaluate(space, uniform, seen)._asdict())
   plain = model_lib.sample(model, key, n, decode="argmax", per_scale=True, **kw)
   out["scale_validity"] = [round(float(v), 4) for v in plain.scale_valid.mean(0)]
   out["samples_per_s"] = round(n / secs, 1)
@@ -410,8 +416,6 @@ def load(workdir: str) -> model_lib.PNAG:
   for k in ("scales",):
     if config.get(k) is not None:
       config[k] = tuple(config[k])
-  if "schedule" not in config:   # written before sub-architecture scales existed
-    config.schedule = "pyramid"
   space, ae_cfg, gen_cfg = build(config)
   ae = model_lib.autoencoder_for(ae_cfg)
   gen = model_lib.generator_for(gen_cfg)
