@@ -35,7 +35,7 @@ def untrained(space_name):
   space, ae_cfg, gen_cfg = train.build(config)
   ae, gen = model_lib.autoencoder_for(ae_cfg), model_lib.generator_for(gen_cfg)
   st = ae.init(jax.random.key(0))
-  gp = gen.init(jax.random.key(1), jnp.zeros((1, gen_cfg.seq_len, gen_cfg.channels)))["params"]
+  gp = gen.init(jax.random.key(1), jnp.zeros((1, gen_cfg.seq_len, gen_cfg.in_dim)))["params"]
   return model_lib.PNAG(space, ae_cfg, gen_cfg, st.params, ae.codebook_of(st), gp)
 
 

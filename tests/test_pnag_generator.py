@@ -23,7 +23,7 @@ def setup():
 
 
 def test_mask_is_block_causal():
-  m = gen_lib.block_causal_mask((1, 2))
+  m = gen_lib.block_causal_mask((1, 4))
   assert m.shape == (5, 5)
   assert m[0].tolist() == [True, False, False, False, False]
   assert m[1:].all()
@@ -119,7 +119,7 @@ def test_block_matches_a_numpy_reference(heads):
   blk = gen_lib.Block(width=8, heads=heads, mlp_ratio=2)
   x = jax.random.normal(jax.random.key(0), (2, 5, 8))
   c = jax.random.normal(jax.random.key(1), (2, 8))
-  mask = gen_lib.block_causal_mask((1, 2))
+  mask = gen_lib.block_causal_mask((1, 4))
   p = blk.init(jax.random.key(2), x, c, mask)["params"]
   p = jax.tree_util.tree_map(   # non-zero AdaLN gates, so both branches count
       lambda a: a + 0.3 * jax.random.normal(jax.random.key(a.size), a.shape), p)

@@ -10,9 +10,9 @@ feature map e in R^{N x N x C} (channels last).
 
 Quantizer: `msq.quantize` over `scales` with one codebook Z [K, C], on the
 image pyramid (`node_sets=None`) or on sub-architectures (`node_sets[t]`:
-the nodes of scale t's n_t-node sub-architecture, `SearchSpace.sub_nodes`);
-the
-codebook is either trained by the loss (codebook term, `codebook="loss"`) or
+the nodes of scale t's n_t-node sub-architecture, `SearchSpace.sub_nodes`),
+each scale refining its whole block (`scale_tokens="block"`) or quantizing
+only the entries its new node adds (`scale_tokens="new"`); the codebook is either trained by the loss (codebook term, `codebook="loss"`) or
 an exponential moving average of the residuals assigned to each code, with
 dead codes restarted from residuals of the batch (`codebook="ema"`).
 
@@ -57,6 +57,9 @@ import numpy as np
 from neuroprog.pnag import msq
 
 
+SCALE_TOKENS = ("block", "new")
+
+
 @dataclasses.dataclass(frozen=True)
 class AEConfig:
   """Stage-1 hyperparameters (see module docstring)."""
@@ -78,12 +81,24 @@ class AEConfig:
   # None: image-pyramid scales; else per scale the sorted node indices of its
   # sub-architecture (SearchSpace.sub_nodes(n_t)).
   node_sets: Optional[tuple[tuple[int, ...], ...]] = None
+  # SCALE_TOKENS: "block": scale t quantizes (refines) its whole n_t x n_t
+  # block; "new": only the entries its new nodes add (sub-architecture scales
+  # only; msq module doc), N^2 tokens in all.
+  scale_tokens: str = "block"
 
   def __post_init__(self):
     msq.check_scales(self.scales, self.num_nodes)
     if self.node_sets is not None:
       object.__setattr__(self, "node_sets", msq.check_node_sets(
           self.node_sets, self.scales, self.num_nodes))
+    if self.scale_tokens not in SCALE_TOKENS:
+      raise ValueError(f"scale_tokens={self.scale_tokens!r}; allowed: "
+                       f"{list(SCALE_TOKENS)}.")
+    if self.scale_tokens == "new" and self.node_sets is None:
+      raise ValueError("scale_tokens='new' needs sub-architecture scales (node_sets); "
+                       "the image pyramid has no new entries per scale.")
+    if self.scale_tokens == "new":
+      msq.new_entry_layout(self.node_sets, self.num_nodes)   # nested, or ValueError
     if self.codebook not in ("ema", "loss"):
       raise ValueError(f"codebook={self.codebook!r}; allowed: 'ema', 'loss'.")
     if not 0.0 <= self.token_noise < 1.0:
@@ -94,6 +109,17 @@ class AEConfig:
     for k in ("hidden", "channels", "codebook_size", "rounds"):
       if not isinstance(getattr(self, k), int) or getattr(self, k) < 1:
         raise ValueError(f"{k} must be a positive int, got {getattr(self, k)!r}.")
+
+  @property
+  def new_entries(self) -> bool:
+    return self.scale_tokens == "new"
+
+  @property
+  def token_shapes(self) -> tuple[tuple[int, ...], ...]:
+    """Per scale, the shape of its token map: (n_t, n_t), or (P_t,) for new-entry tokens."""
+    if self.new_entries:
+      return tuple((p,) for p in msq.new_entry_layout(self.node_sets, self.num_nodes).counts)
+    return tuple((n, n) for n in self.scales)
 
 
 def plain_decode(op_logits_BxNxV: jax.Array, adj_logits_BxNxN: jax.Array):
@@ -297,7 +323,7 @@ class Autoencoder:
 
   def tokenize(self, params, codebook, ops_BxN, adj_BxNxN) -> msq.MSQOutput:
     return msq.quantize(self.encode(params, ops_BxN, adj_BxNxN), codebook, self.cfg.scales,
-                        self.cfg.node_sets)
+                        self.cfg.node_sets, self.cfg.new_entries)
 
   def scale_view(self, f_BxNxNxC: jax.Array, t: int) -> jax.Array:
     """What decodes to scale t's graph: the n_t-node block [B, n_t, n_t, C] of
@@ -321,7 +347,7 @@ class Autoencoder:
     else:
       codebook = jax.lax.stop_gradient(codebook)
     e = self.encode(params, ops_BxN, adj_BxNxN)
-    q = msq.quantize(e, codebook, c.scales, c.node_sets)
+    q = msq.quantize(e, codebook, c.scales, c.node_sets, c.new_entries)
     sg = jax.lax.stop_gradient
     f_final = q.accumulated[-1]
     op_logits, adj_logits = self.decode_map(params, q.accumulated_st[-1])
@@ -355,14 +381,13 @@ class Autoencoder:
       # independently. This is what keeps generated graphs valid.
       if key is None:
         raise ValueError("token_noise > 0 needs a PRNG key for Autoencoder.loss.")
-      f_noisy = 0.0
-      nsets = msq.per_scale_nodes(c.scales, c.node_sets)
+      noisy = []
       for t, idx in enumerate(q.indices):
         k1, k2 = jax.random.split(jax.random.fold_in(key, t))
         flip = jax.random.bernoulli(k1, c.token_noise, idx.shape)
         rand = jax.random.randint(k2, idx.shape, 0, c.codebook_size)
-        f_noisy = f_noisy + msq.upsample(codebook[jnp.where(flip, rand, idx)], c.num_nodes,
-                                         nsets[t])
+        noisy.append(jnp.where(flip, rand, idx))
+      f_noisy = msq.reconstruct(noisy, codebook, c.num_nodes, c.node_sets, c.new_entries)
       robust = sum(self._recon(*self.decode_map(params, sg(f_noisy)), ops_BxN, adj_BxNxN))
       total = total + robust
     exact = self._exact(op_logits, adj_logits, ops_BxN, adj_BxNxN)

@@ -1,12 +1,14 @@
 """Stage 2 of PNAG: a decoder-only transformer over the token maps of all scales.
 
-Sequence layout: the n_1^2 tokens of scale 1, then the n_2^2 of scale 2, ...
-(L = sum n_t^2 positions, row-major within a scale). Position p of scale t
-reads
+Sequence layout: the tokens of scale 1, then those of scale 2, ... (block
+token maps: n_t^2 per scale, row-major, L = sum n_t^2; new-entry tokens:
+`GenConfig.tokens_per_scale`, L = N^2). Position p of scale t reads
 
   * t = 1: a learned start vector;
-  * t > 1: the reconstruction accumulated after scale t-1, area-pooled to
-    n_t x n_t and projected C -> d (VAR's next-scale input),
+  * t > 1: block tokens: the reconstruction accumulated after scale t-1,
+    pooled to n_t x n_t and projected C -> d (VAR's next-scale input);
+    new-entry tokens: the node context of the entry's two endpoints and of
+    the sub-architecture so far (`model.context_inputs`), projected 9C -> d,
 
 plus a learned position embedding and a scale embedding, and predicts the code
 index of its own position at scale t. The attention mask is block-causal: a
@@ -54,8 +56,20 @@ class GenConfig:
   # (sum n_t^2)^2 to sum n_t^4, which decides the cost of one-node-per-scale
   # schedules on the larger spaces (N = 20, 22: L = 2,865 and 3,790 tokens).
   attention: str = "causal"
+  # Tokens per scale (None: n_t^2, block token maps) and the width of the
+  # next-scale inputs (None: channels); new-entry tokens set both
+  # (AEConfig.token_shapes, model.input_dim).
+  tokens_per_scale: Optional[tuple[int, ...]] = None
+  input_dim: Optional[int] = None
 
   def __post_init__(self):
+    if self.tokens_per_scale is not None:
+      t = tuple(self.tokens_per_scale)
+      if len(t) != len(self.scales) or any(
+          not isinstance(p, (int, np.integer)) or p < 1 for p in t):
+        raise ValueError(f"tokens_per_scale={self.tokens_per_scale!r} must be "
+                         f"{len(self.scales)} positive ints, one per scale.")
+      object.__setattr__(self, "tokens_per_scale", tuple(int(p) for p in t))
     if self.attention not in ATTENTIONS:
       raise ValueError(f"generator attention={self.attention!r}; allowed: "
                        f"{list(ATTENTIONS)}.")
@@ -68,18 +82,29 @@ class GenConfig:
                        f"{self.heads}.")
 
   @property
+  def counts(self) -> tuple[int, ...]:
+    """Tokens of each scale."""
+    return self.tokens_per_scale or tuple(n * n for n in self.scales)
+
+  @property
   def seq_len(self) -> int:
-    return sum(n * n for n in self.scales)
+    return sum(self.counts)
+
+  @property
+  def in_dim(self) -> int:
+    """Width of the next-scale inputs the generator reads."""
+    return self.input_dim or self.channels
 
   @property
   def offsets(self) -> tuple[int, ...]:
     """Start position of each scale in the sequence."""
-    return tuple(int(x) for x in np.cumsum([0] + [n * n for n in self.scales[:-1]]))
+    return tuple(int(x) for x in np.cumsum((0,) + self.counts[:-1]))
 
 
-def block_causal_mask(scales: Sequence[int]) -> np.ndarray:
-  """bool [L, L]: query q may attend to key k iff scale(k) <= scale(q)."""
-  level = np.concatenate([np.full(n * n, t) for t, n in enumerate(scales)])
+def block_causal_mask(counts: Sequence[int]) -> np.ndarray:
+  """bool [L, L]: query q may attend to key k iff scale(k) <= scale(q).
+  counts: tokens per scale (`GenConfig.counts`)."""
+  level = np.concatenate([np.full(p, t) for t, p in enumerate(counts)])
   return level[None, :] <= level[:, None]
 
 
@@ -158,7 +183,7 @@ class GeneratorModules(nn.Module):
 
   def _embed(self, t: int, x_BxPxC: Optional[jax.Array], batch: int) -> jax.Array:
     c = self.cfg
-    lo, n = c.offsets[t], c.scales[t] ** 2
+    lo, n = c.offsets[t], c.counts[t]
     if t == 0:
       x = jnp.broadcast_to(self.start, (batch, n, c.width))
     else:
@@ -177,8 +202,8 @@ class GeneratorModules(nn.Module):
     c = self.cfg
     b = inputs_BxLxC.shape[0]
     cvec = self.condition(cond_BxC, b, drop_B)
-    parts = [self._embed(t, inputs_BxLxC[:, c.offsets[t]:c.offsets[t] + n * n], b)
-             for t, n in enumerate(c.scales)]
+    parts = [self._embed(t, inputs_BxLxC[:, c.offsets[t]:c.offsets[t] + p], b)
+             for t, p in enumerate(c.counts)]
     if c.attention == "scale":   # each scale on its own: no L x L matrices
       out = []
       for x in parts:
@@ -187,7 +212,7 @@ class GeneratorModules(nn.Module):
         out.append(x)
       return self._head(jnp.concatenate(out, 1), cvec)
     x = jnp.concatenate(parts, 1)
-    mask = jnp.asarray(block_causal_mask(c.scales))
+    mask = jnp.asarray(block_causal_mask(c.counts))
     for blk in self.blocks:
       x, _ = blk(x, cvec, mask)
     return self._head(x, cvec)

@@ -58,14 +58,26 @@ def generator_for(cfg: gen_lib.GenConfig) -> gen_lib.GeneratorModules:
   return gen_lib.GeneratorModules(cfg)
 
 
-def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None) -> jax.Array:
-  """Next-scale inputs float32 [B, L, C] for teacher forcing from token maps.
+def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
+                   new_entries: bool = False) -> jax.Array:
+  """Next-scale inputs float32 [B, L, C_in] for teacher forcing from token maps.
 
-  Position block t holds the reconstruction after scales < t brought down to
-  n_t (`msq.pool` with scale t's node set, None on the pyramid; zeros for
-  t = 0, which the generator ignores).
+  Position block t holds what the generator reads before drawing scale t
+  (zeros for t = 0, which the generator ignores). Block tokens (new_entries
+  False): the reconstruction after scales < t brought down to n_t (`msq.pool`
+  with scale t's node set, None on the pyramid), C_in = C. New-entry tokens:
+  the node context of each token's two endpoints and of the whole
+  sub-architecture so far (`context_inputs`), C_in = 9 C.
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
+  if new_entries:
+    lay = msq._layout(node_sets, size)
+    ctx = context_start(b, size, c)
+    parts = [jnp.zeros((b, lay.counts[0], input_dim(c, True)))]
+    for t in range(1, len(scales)):
+      ctx = context_add(ctx, codebook_KxC[indices[t - 1]], lay, t - 1)
+      parts.append(context_inputs(ctx, lay, t))
+    return jnp.concatenate(parts, 1)
   nsets = msq.per_scale_nodes(scales, node_sets)
   parts = [jnp.zeros((b, scales[0] ** 2, c))]
   f_hat = jnp.zeros((b, size, size, c))
@@ -75,17 +87,54 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None) -> jax.A
   return jnp.concatenate(parts, 1)
 
 
+def input_dim(channels: int, new_entries: bool) -> int:
+  """Width C_in of the generator's next-scale inputs (`teacher_inputs`)."""
+  return 9 * channels if new_entries else channels
+
+
+def context_start(batch: int, size: int, channels: int) -> jax.Array:
+  """The empty node context float32 [B, 3, N, C] (see `context_add`)."""
+  return jnp.zeros((batch, 3, size, channels))
+
+
+def context_add(ctx_Bx3xNxC: jax.Array, codes_BxPxC: jax.Array,
+                lay: msq.NewEntryLayout, t: int) -> jax.Array:
+  """Adds scale t's codes to the node context: [:, 0] each node's row sum,
+  [:, 1] its column sum, [:, 2] its diagonal code (matmuls with the layout's
+  constant one-hot matrices; no scatter)."""
+  m = jnp.asarray(lay.endpoint_matrices[t])
+  return ctx_Bx3xNxC + jnp.einsum("knp,bpc->bknc", m, codes_BxPxC)
+
+
+def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, t: int) -> jax.Array:
+  """float32 [B, P_t, 9 C]: what token (i, j) of scale t reads, from the
+  context after scales < t: node i's (diagonal code, row mean, column mean),
+  node j's, and their mean over the sub-architecture's nodes. A node that
+  arrives at scale t has zero context; the means are over the n_{t-1} nodes
+  present, as the decoder's row and column means are."""
+  b, _, n, c = ctx_Bx3xNxC.shape
+  present = len(lay.node_sets[t - 1])
+  scale = jnp.asarray([1.0 / present, 1.0 / present, 1.0])[:, None, None]
+  node = (ctx_Bx3xNxC * scale).transpose(0, 2, 1, 3).reshape(b, n, 3 * c)
+  whole = jnp.broadcast_to(node.sum(1, keepdims=True) / present, (b, lay.counts[t], 3 * c))
+  return jnp.concatenate([node[:, lay.rows[t]], node[:, lay.cols[t]], whole], -1)
+
+
 def flat_tokens(indices) -> jax.Array:
   """int32 [B, L]: the token maps of all scales, coarse to fine, row-major."""
   return jnp.concatenate([i.reshape(i.shape[0], -1) for i in indices], 1)
 
 
-def split_tokens(tokens_BxL: jax.Array, scales) -> list:
-  """The inverse of `flat_tokens`: per scale t, int32 [B, n_t, n_t]."""
+def split_tokens(tokens_BxL: jax.Array, shapes) -> list:
+  """The inverse of `flat_tokens`. shapes: per scale, an int n (an n x n map)
+  or a shape tuple (`AEConfig.token_shapes`). Returns per scale int32
+  [B, *shape]."""
   out, lo = [], 0
-  for n in scales:
-    out.append(tokens_BxL[:, lo:lo + n * n].reshape(-1, n, n))
-    lo += n * n
+  for shape in shapes:
+    shape = (shape, shape) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    size = int(np.prod(shape))
+    out.append(tokens_BxL[:, lo:lo + size].reshape((-1,) + shape))
+    lo += size
   return out
 
 
@@ -175,6 +224,8 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
   ae = autoencoder_for(ae_cfg)
   gen = generator_for(gen_cfg)
   scales, size = gen_cfg.scales, ae_cfg.num_nodes
+  new = ae_cfg.scale_tokens == "new"
+  lay = msq._layout(ae_cfg.node_sets, size) if new else None
 
   def run(ae_params, codebook, gen_params, key, cond_BxC):
     guided = cond_BxC is not None and guidance != 1.0
@@ -185,16 +236,25 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       cnull = gen.apply(v, None, n, method=gen_lib.GeneratorModules.condition)
       cvec = jnp.concatenate([cvec, cnull])
     caches = gen_lib.empty_caches(gen_cfg, b)
-    f_hat = jnp.zeros((n, size, size, ae_cfg.channels))
+    c = ae_cfg.channels
     x = None
-    nsets = msq.per_scale_nodes(scales, ae_cfg.node_sets)
     inter = []
-    for t, s in enumerate(scales):
+    if new:   # new-entry tokens: running node context and the codes so far
+      ctx, codes = context_start(n, size, c), []
+      current_map = lambda t: lay.to_map(codes, t)
+    else:     # block tokens / pyramid: the accumulated map itself
+      f_hat = jnp.zeros((n, size, size, c))
+      nsets = msq.per_scale_nodes(scales, ae_cfg.node_sets)
+      current_map = lambda t: f_hat
+    for t, shape in enumerate(ae_cfg.token_shapes):
       if t > 0:
         if per_scale:
-          inter.append(ae_lib.plain_decode(*ae.decode_map(ae_params,
-                                                          ae.scale_view(f_hat, t - 1))))
-        x = msq.pool(f_hat, s, nsets[t]).reshape(n, s * s, -1)
+          inter.append(ae_lib.plain_decode(*ae.decode_map(
+              ae_params, ae.scale_view(current_map(t - 1), t - 1))))
+        if new:
+          x = context_inputs(ctx, lay, t)
+        else:
+          x = msq.pool(f_hat, scales[t], nsets[t]).reshape(n, scales[t] ** 2, c)
         if guided:
           x = jnp.concatenate([x, x])
       logits, caches = gen.apply(v, t, x, cvec, caches,
@@ -202,9 +262,13 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       if guided:
         logits = logits[n:] + guidance * (logits[:n] - logits[n:])
       idx = draw_tokens(jax.random.fold_in(key, t), logits, temperature,
-                        top_k).reshape(n, s, s)
-      f_hat = f_hat + msq.upsample(codebook[idx], size, nsets[t])
-    op_logits, adj_logits = ae.decode_map(ae_params, f_hat)
+                        top_k).reshape((n,) + shape)
+      if new:
+        codes.append(codebook[idx])
+        ctx = context_add(ctx, codes[-1], lay, t)
+      else:
+        f_hat = f_hat + msq.upsample(codebook[idx], size, nsets[t])
+    op_logits, adj_logits = ae.decode_map(ae_params, current_map(len(scales) - 1))
     final = (project(op_logits, adj_logits) if project is not None
              else ae_lib.plain_decode(op_logits, adj_logits))
     return (final, tuple(inter)) if per_scale else final

@@ -18,9 +18,21 @@ Two ways down and up, chosen per scale by `nodes`:
   accumulated map at those nodes (`pool(accumulated[t], n_t, nodes_t)`) is
   what decodes to it.
 
+With `new_entries=True` (sub-architecture scales only) scale t quantizes
+only the entries its new nodes add to the block: the n_1 x n_1 block at the
+first scale, then the rows and columns of the nodes in node_sets[t] but not
+in node_sets[t-1] (2 n_t - 1 entries when one node arrives). Every entry of
+the map is then quantized exactly once, at the scale whose sub-architecture
+first contains it, the token sequence has N^2 tokens in all instead of
+sum n_t^2, and the block of the accumulated map at scale t's nodes is still
+what decodes to its sub-architecture (`NewEntryLayout`). Entries are not
+refined later, so a sub-architecture's wiring that changes as nodes arrive
+(NB201 wires an edge node to the output until a reader of it is present)
+has to come from the decoder, which reads each endpoint's row and column.
+
 All functions are pure and work under `jit`/`vmap`; resampling is two small
 matmuls with constant matrices, so it is exact and cheap for any n (also n
-that do not divide N).
+that do not divide N); the new-entry layout uses static gathers only.
 
 Feature maps are channels-last, `e_BxNxNxC` (float32).
 """
@@ -101,17 +113,91 @@ def upsample(x_BxnxnxC: jax.Array, size: int,
 
 
 def nearest_code(r_BxnxnxC: jax.Array, codebook_KxC: jax.Array) -> jax.Array:
-  """Index int32 [B, n, n] of the code nearest (L2) to each position."""
+  """Index int32 [B, n, n] (any leading shape: r [..., C] -> [...]) of the code
+  nearest (L2) to each position."""
   d = (jnp.sum(r_BxnxnxC ** 2, -1, keepdims=True)
-       - 2.0 * jnp.einsum("bijc,kc->bijk", r_BxnxnxC, codebook_KxC)
+       - 2.0 * jnp.einsum("...c,kc->...k", r_BxnxnxC, codebook_KxC)
        + jnp.sum(codebook_KxC ** 2, -1))
   return jnp.argmin(d, -1).astype(jnp.int32)
 
 
+class NewEntryLayout:
+  """Where the tokens of `new_entries` quantization sit (module doc).
+
+  Built from the per-scale node sets of an N-node map (`new_entry_layout`,
+  cached). Scale t has P_t tokens, at the flat map positions `positions[t]`
+  (int [P_t], i * N + j, row-major); the token sequence is the scales'
+  tokens one after another (L = N^2 in all, `offsets[t]` where scale t
+  starts).
+
+  Attributes:
+    size: N. node_sets: per scale, the sorted node indices.
+    counts: (P_1, ..., P_T). offsets: start of each scale in the sequence.
+    positions, rows, cols: per scale, int [P_t]: flat position, row i, col j.
+    map_index: per scale t, int [N * N]: for each map entry its index in the
+      sequence of scales 0..t, or L_t (= offsets[t] + P_t, a zero slot) where
+      the entry lies outside scale t's block.
+  """
+
+  def __init__(self, node_sets, size: int):
+    self.size, self.node_sets = size, tuple(tuple(s) for s in node_sets)
+    positions, seen = [], np.zeros((size, size), bool)
+    for nodes in self.node_sets:
+      block = np.zeros((size, size), bool)
+      block[np.ix_(nodes, nodes)] = True
+      if np.any(seen & ~block):
+        raise ValueError(f"node set {nodes} drops nodes of an earlier scale; "
+                         "new-entry tokens need nested node sets.")
+      positions.append(np.flatnonzero(block & ~seen))
+      seen |= block
+    self.positions = tuple(positions)
+    self.rows = tuple(p // size for p in positions)
+    self.cols = tuple(p % size for p in positions)
+    self.counts = tuple(len(p) for p in positions)
+    self.offsets = tuple(int(x) for x in np.cumsum((0,) + self.counts[:-1]))
+    seq = np.full(size * size, -1)
+    map_index = []
+    for t, p in enumerate(positions):
+      seq[p] = self.offsets[t] + np.arange(len(p))
+      end = self.offsets[t] + self.counts[t]
+      map_index.append(np.where(seq >= 0, seq, end))
+    self.map_index = tuple(map_index)
+
+  @functools.cached_property
+  def endpoint_matrices(self):
+    """Per scale t, float32 [3, N, P_t]: token p's row node, its column node,
+    and (for a diagonal entry) its node, as one-hot columns. Summing codes
+    [B, P_t, C] through them gives each node's row sum, column sum and
+    diagonal code: the running node context of `model.NodeContext`."""
+    out = []
+    for rows, cols in zip(self.rows, self.cols):
+      m = np.zeros((3, self.size, len(rows)), np.float32)
+      p = np.arange(len(rows))
+      m[0, rows, p] = 1.0
+      m[1, cols, p] = 1.0
+      m[2, rows[rows == cols], p[rows == cols]] = 1.0
+      out.append(m)
+    return tuple(out)
+
+  def to_map(self, parts, t: int) -> jax.Array:
+    """[B, N, N, C]: the map holding parts[s] ([B, P_s, C], s = 0..t) at their
+    positions and zeros elsewhere (one static gather)."""
+    parts = list(parts[:t + 1])
+    b, c = parts[0].shape[0], parts[0].shape[-1]
+    flat = jnp.concatenate(parts + [jnp.zeros((b, 1, c), parts[0].dtype)], 1)
+    return flat[:, self.map_index[t]].reshape(b, self.size, self.size, c)
+
+
+@functools.lru_cache(maxsize=None)
+def new_entry_layout(node_sets, size: int) -> NewEntryLayout:
+  """The cached `NewEntryLayout` of nested node sets (tuples of tuples)."""
+  return NewEntryLayout(node_sets, size)
+
+
 class MSQOutput(NamedTuple):
-  indices: tuple        # per scale t: int32 [B, n_t, n_t]
-  residuals: tuple      # per scale t: float32 [B, n_t, n_t, C], pooled residual quantized
-  codes: tuple          # per scale t: float32 [B, n_t, n_t, C], Z[indices]
+  indices: tuple        # per scale t: int32 [B, n_t, n_t] ([B, P_t] with new_entries)
+  residuals: tuple      # per scale t: float32 [B, n_t, n_t, C] ([B, P_t, C]), residual quantized
+  codes: tuple          # per scale t: float32, indices' shape + [C], Z[indices]
   accumulated: tuple    # per scale t: float32 [B, N, N, C], reconstruction after t
   accumulated_st: tuple  # the same values with straight-through gradients
 
@@ -127,11 +213,14 @@ def per_scale_nodes(scales, node_sets):
 
 
 def quantize(e_BxNxNxC: jax.Array, codebook_KxC: jax.Array,
-             scales: Sequence[int], node_sets=None) -> MSQOutput:
+             scales: Sequence[int], node_sets=None, new_entries: bool = False
+             ) -> MSQOutput:
   """Residual multi-scale quantization of `e`.
 
   node_sets: None (image pyramid) or, per scale t, the sorted node indices
   (length n_t) of its sub-architecture (module doc).
+  new_entries: quantize only the entries each scale adds (needs node_sets;
+  module doc); indices are then [B, P_t] in `NewEntryLayout` order.
 
   `accumulated[t]` is built from the codes themselves (gradients reach the
   codebook); `accumulated_st[t]` has the same values but passes gradients to
@@ -142,6 +231,8 @@ def quantize(e_BxNxNxC: jax.Array, codebook_KxC: jax.Array,
   """
   size = e_BxNxNxC.shape[1]
   sg = jax.lax.stop_gradient
+  if new_entries:
+    return _quantize_new(e_BxNxNxC, codebook_KxC, _layout(node_sets, size))
   f_hat = jnp.zeros_like(e_BxNxNxC)
   f_st = jnp.zeros_like(e_BxNxNxC)
   out = ([], [], [], [], [])
@@ -156,9 +247,38 @@ def quantize(e_BxNxNxC: jax.Array, codebook_KxC: jax.Array,
   return MSQOutput(*map(tuple, out))
 
 
+def _layout(node_sets, size) -> NewEntryLayout:
+  if node_sets is None:
+    raise ValueError("new_entries quantization needs sub-architecture node sets "
+                     "(node_sets=None is the image pyramid).")
+  return new_entry_layout(tuple(tuple(int(i) for i in s) for s in node_sets), size)
+
+
+def _quantize_new(e_BxNxNxC, codebook_KxC, lay: NewEntryLayout) -> MSQOutput:
+  """`quantize` with new_entries: each entry once, at its first scale. Its
+  residual is e itself there (no earlier scale wrote it)."""
+  sg = jax.lax.stop_gradient
+  b, n, _, c = e_BxNxNxC.shape
+  e_flat = e_BxNxNxC.reshape(b, n * n, c)
+  out = ([], [], [], [], [])
+  codes, st = [], []
+  for t, pos in enumerate(lay.positions):
+    r = e_flat[:, pos]
+    idx = nearest_code(r, codebook_KxC)
+    z = codebook_KxC[idx]
+    codes.append(z)
+    st.append(r + sg(z - r))
+    for lst, v in zip(out, (idx, r, z, lay.to_map(codes, t), lay.to_map(st, t))):
+      lst.append(v)
+  return MSQOutput(*map(tuple, out))
+
+
 def reconstruct(indices: Sequence[jax.Array], codebook_KxC: jax.Array,
-                size: int, node_sets=None) -> jax.Array:
+                size: int, node_sets=None, new_entries: bool = False) -> jax.Array:
   """The accumulated map [B, size, size, C] from per-scale token maps."""
+  if new_entries:
+    return _layout(node_sets, size).to_map([codebook_KxC[i] for i in indices],
+                                           len(indices) - 1)
   f_hat = 0.0
   for idx, nodes in zip(indices, per_scale_nodes(indices, node_sets)):
     f_hat = f_hat + upsample(codebook_KxC[idx], size, nodes)

@@ -59,7 +59,7 @@ PYRAMID_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (2, 5, 10, 20),
 SCHEDULES = ("subarch", "pyramid")
 AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
-           "token_noise")
+           "token_noise", "scale_tokens")
 GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention")
 # The keys that count training steps: `extend=True` lets them grow.
 STEP_KEYS = ("ae_steps", "gen_steps")
@@ -136,8 +136,12 @@ def build(config):
     node_sets = tuple(space.sub_nodes(n) for n in scales)
   ae_cfg = ae_lib.AEConfig(num_nodes=space.num_nodes, num_ops=space.num_ops,
                            scales=scales, node_sets=node_sets, **dict(_get(config, "ae")))
-  gen_cfg = gen_lib.GenConfig(scales=scales, channels=ae_cfg.channels,
-                              codebook_size=ae_cfg.codebook_size, **dict(_get(config, "gen")))
+  new = ae_cfg.new_entries
+  gen_cfg = gen_lib.GenConfig(
+      scales=scales, channels=ae_cfg.channels, codebook_size=ae_cfg.codebook_size,
+      tokens_per_scale=tuple(s[0] for s in ae_cfg.token_shapes) if new else None,
+      input_dim=model_lib.input_dim(ae_cfg.channels, True) if new else None,
+      **dict(_get(config, "gen")))
   return space, ae_cfg, gen_cfg
 
 
@@ -237,9 +241,9 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
 
   def inputs_of(toks_BxL):
-    return model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, gen_cfg.scales),
+    return model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, ae_cfg.token_shapes),
                                     codebook, gen_cfg.scales, ae_cfg.num_nodes,
-                                    ae_cfg.node_sets)
+                                    ae_cfg.node_sets, ae_cfg.new_entries)
 
   total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "gen_learning_rate"), total)
@@ -422,7 +426,7 @@ def load(workdir: str) -> model_lib.PNAG:
   key = jax.random.key(0)
   st = ae.init(key)
   abstract1 = {"ae": st._asdict(), "opt": _optimizer(1.0, 10).init(st.params)}
-  params = gen.init(key, jnp.zeros((1, gen_cfg.seq_len, gen_cfg.channels)))["params"]
+  params = gen.init(key, jnp.zeros((1, gen_cfg.seq_len, gen_cfg.in_dim)))["params"]
   abstract2 = {"params": params, "opt": _optimizer(1.0, 10).init(params)}
   restored = []
   for name, tree, steps in (("stage1", abstract1, _get(config, "ae_steps")),
