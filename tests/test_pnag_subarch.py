@@ -216,3 +216,89 @@ def test_split_tokens_inverts_flat_tokens():
   assert flat.shape == (2, 9 + 16 + 64)
   for a, b in zip(model_lib.split_tokens(flat, scales), idx):
     np.testing.assert_array_equal(a, b)
+
+
+# ---- new-entry tokens (AEConfig.scale_tokens="new") -----------------------
+
+NEW_SETS = ((0, 1, 5), (0, 1, 2, 5), (0, 1, 2, 3, 4, 5))
+
+
+def test_new_entry_layout_positions_by_hand():
+  lay = msq.new_entry_layout(NEW_SETS, 6)
+  # Scale 0: the 3 x 3 block; scale 1: node 2's row and column within
+  # {0, 1, 2, 5} (7 entries); scale 2: rows and columns of nodes 3 and 4.
+  assert lay.counts == (9, 7, 20) and lay.offsets == (0, 9, 16)
+  assert sum(lay.counts) == 36
+  got = sorted(zip(lay.rows[1].tolist(), lay.cols[1].tolist()))
+  assert got == [(0, 2), (1, 2), (2, 0), (2, 1), (2, 2), (2, 5), (5, 2)]
+  # Every entry of the map belongs to exactly one scale.
+  every = np.concatenate(lay.positions)
+  assert sorted(every.tolist()) == list(range(36))
+  with pytest.raises(ValueError, match=r"node set \(0, 2, 5\) drops nodes of an earlier scale"):
+    msq.new_entry_layout(((0, 1, 5), (0, 2, 5), tuple(range(6))), 6)
+
+
+def test_new_entry_quantization_writes_each_entry_once():
+  size, c = 6, 3
+  key = jax.random.key(0)
+  e = jax.random.normal(key, (2, size, size, c))
+  codebook = jax.random.normal(jax.random.fold_in(key, 1), (8, c))
+  q = msq.quantize(e, codebook, (3, 4, 6), NEW_SETS, new_entries=True)
+  assert [i.shape for i in q.indices] == [(2, 9), (2, 7), (2, 20)]
+  # With every entry quantized once, the final map is the one-scale quantization of e.
+  once = msq.quantize(e, codebook, (size,))
+  np.testing.assert_allclose(q.accumulated[-1], once.accumulated[-1], atol=1e-5)
+  mask = np.zeros((size, size), bool)
+  for t, nodes in enumerate(NEW_SETS):
+    mask[np.ix_(nodes, nodes)] = True
+    f_t = np.asarray(q.accumulated[t])
+    assert np.all(f_t[:, ~mask] == 0)
+    np.testing.assert_allclose(f_t[:, mask], np.asarray(once.accumulated[-1])[:, mask],
+                               atol=1e-5)
+    # Later scales leave the entries of earlier ones alone.
+    np.testing.assert_allclose(np.asarray(q.accumulated[-1])[:, mask], f_t[:, mask])
+  np.testing.assert_allclose(
+      msq.reconstruct(q.indices, codebook, size, NEW_SETS, new_entries=True),
+      q.accumulated[-1], atol=1e-6)
+  with pytest.raises(ValueError, match="needs sub-architecture node sets"):
+    msq.quantize(e, codebook, (3, 6), None, new_entries=True)
+
+
+def test_new_entry_config_and_token_shapes():
+  sp = spaces.get("nb201")
+  scales = sp.default_schedule()
+  sets = tuple(sp.sub_nodes(n) for n in scales)
+  cfg = ae_lib.AEConfig(num_nodes=8, num_ops=sp.num_ops, scales=scales, node_sets=sets,
+                        scale_tokens="new")
+  assert cfg.token_shapes == ((9,), (7,), (9,), (11,), (13,), (15,))
+  with pytest.raises(ValueError, match="scale_tokens='new' needs sub-architecture scales"):
+    ae_lib.AEConfig(num_nodes=8, num_ops=sp.num_ops, scales=(1, 2, 4, 8), scale_tokens="new")
+  with pytest.raises(ValueError, match=r"scale_tokens='edges'; allowed: \['block', 'new'\]"):
+    ae_lib.AEConfig(num_nodes=8, num_ops=sp.num_ops, scales=scales, node_sets=sets,
+                    scale_tokens="edges")
+
+
+def test_new_entry_generator_inputs_are_the_node_context_of_the_map():
+  """What token (i, j) of scale t reads, computed from the accumulated map
+  itself: row mean and column mean over the n_{t-1} nodes present, diagonal,
+  at i, at j, and their mean over those nodes."""
+  from neuroprog.pnag import model as model_lib
+  size, c = 6, 2
+  lay = msq.new_entry_layout(NEW_SETS, size)
+  codebook = jax.random.normal(jax.random.key(3), (5, c))
+  idx = [jax.random.randint(jax.random.key(t), (2, p), 0, 5) for t, p in enumerate(lay.counts)]
+  inputs = np.asarray(model_lib.teacher_inputs(idx, codebook, (3, 4, 6), size, NEW_SETS,
+                                               new_entries=True))
+  assert inputs.shape == (2, 36, 9 * c)
+  np.testing.assert_array_equal(inputs[:, :9], 0.0)
+  for t in (1, 2):
+    f = np.asarray(lay.to_map([codebook[i] for i in idx], t - 1))
+    present = list(NEW_SETS[t - 1])
+    node = np.zeros((2, size, 3 * c))
+    for v in present:
+      node[:, v] = np.concatenate([f[:, v, present].mean(1), f[:, present, v].mean(1),
+                                   f[:, v, v]], -1)
+    whole = node[:, present].mean(1)
+    for p, (i, j) in enumerate(zip(lay.rows[t], lay.cols[t])):
+      want = np.concatenate([node[:, i], node[:, j], whole], -1)
+      np.testing.assert_allclose(inputs[:, lay.offsets[t] + p], want, atol=1e-5)

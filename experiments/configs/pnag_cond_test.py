@@ -12,7 +12,7 @@ def get_config():
       schedule="pyramid",        # as pnag_nb201_cond
       scales=(2, 4, 8),
       ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1,
-          "scc_decode_weight": 0.0},
+          "scc_decode_weight": 0.0, "scale_tokens": "block"},
       gen={"width": 16, "depth": 1, "heads": 2, "mlp_ratio": 2},
       surrogate={"hidden": 16, "context_dim": 4, "support_size": 8, "query_size": 32,
                  "episodes": 2, "steps": 20},

@@ -16,7 +16,7 @@ def get_config():
       schedule="pyramid",        # as pnag_mbv3_cost
       scales=(2, 5, 20),
       ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1,
-          "scc_decode_weight": 0.0},
+          "scc_decode_weight": 0.0, "scale_tokens": "block"},
       gen={"width": 16, "depth": 1, "heads": 2, "mlp_ratio": 2},
       batch_size=32,
       ae_steps=20,

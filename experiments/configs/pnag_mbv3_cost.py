@@ -25,7 +25,8 @@ def get_config():
   # Measured on the image-pyramid scales; generation to a cost has not been
   # rerun on the sub-architecture schedule (BUILD_NOTES.md, "PNAG scales").
   unconditional.schedule = "pyramid"
-  unconditional.ae = {"scc_decode_weight": 0.0, "token_noise": 0.1}
+  unconditional.ae = {"scc_decode_weight": 0.0, "token_noise": 0.1,
+                      "scale_tokens": "block"}
   unconditional.gen = {"width": 32, "heads": 2}
   return generate_to_cost.default_config(**{
       k: v for k, v in unconditional.items() if k in generate_to_cost.SCHEMA.keys})

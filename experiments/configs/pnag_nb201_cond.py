@@ -27,7 +27,7 @@ def get_config():
       # Measured on the image-pyramid scales (1, 2, 4, 8); the search has not
       # been rerun on the sub-architecture schedule (BUILD_NOTES.md, PNAG scales).
       schedule="pyramid",
-      ae={"scc_decode_weight": 0.0, "token_noise": 0.1},
+      ae={"scc_decode_weight": 0.0, "token_noise": 0.1, "scale_tokens": "block"},
       gen={"width": 32, "heads": 2},
       surrogate={"steps": 1000},
       batch_size=128,

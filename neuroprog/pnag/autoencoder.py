@@ -155,13 +155,14 @@ def complete_graph(ops_BxN: jax.Array, adj_BxNxN: jax.Array, num_ops: int
 
 class MLP(nn.Module):
   features: Sequence[int]
+  activation: Any = nn.gelu
 
   @nn.compact
   def __call__(self, x):
     for i, f in enumerate(self.features):
       x = nn.Dense(f)(x)
       if i < len(self.features) - 1:
-        x = nn.gelu(x)
+        x = self.activation(x)
     return x
 
 
@@ -251,12 +252,14 @@ class Decoder(nn.Module):
   def __call__(self, f_BxNxNxC):
     diag = jnp.diagonal(f_BxNxNxC, axis1=1, axis2=2).transpose(0, 2, 1)
     node_in = jnp.concatenate([diag, f_BxNxNxC.mean(2), f_BxNxNxC.mean(1)], -1)
-    op_logits = MLP((self.hidden, self.hidden, self.num_ops), name="ops")(node_in)
+    # ReLU, not GELU: the decoder runs on every sampled architecture, and on
+    # CPU the tanh of N^2 x hidden GELUs is a large share of the sampler's time.
+    op_logits = MLP((self.hidden, self.hidden, self.num_ops), nn.relu, name="ops")(node_in)
     pair = jnp.concatenate([f_BxNxNxC, jnp.swapaxes(f_BxNxNxC, 1, 2)], -1)
     src = nn.Dense(self.hidden, name="adj_src")(node_in)
     dst = nn.Dense(self.hidden, name="adj_dst")(node_in)
     h = nn.Dense(self.hidden, name="adj_pair")(pair) + src[:, :, None] + dst[:, None, :]
-    adj_logits = nn.Dense(1, name="adj_out")(nn.gelu(h))[..., 0]
+    adj_logits = nn.Dense(1, name="adj_out")(nn.relu(h))[..., 0]
     return op_logits, adj_logits
 
 

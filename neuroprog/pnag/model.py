@@ -108,7 +108,7 @@ def context_add(ctx_Bx3xNxC: jax.Array, codes_BxPxC: jax.Array,
 
 def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, t: int) -> jax.Array:
   """float32 [B, P_t, 9 C]: what token (i, j) of scale t reads, from the
-  context after scales < t: node i's (diagonal code, row mean, column mean),
+  context after scales < t: node i's (row mean, column mean, diagonal code),
   node j's, and their mean over the sub-architecture's nodes. A node that
   arrives at scale t has zero context; the means are over the n_{t-1} nodes
   present, as the decoder's row and column means are."""

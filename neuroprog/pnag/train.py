@@ -75,8 +75,10 @@ SCHEMA = config_lib.ConfigSchema("PNAG", {
     # AEConfig / GenConfig options: every one with a value default is listed,
     # so each can be set from the command line (--config.gen.depth=1). Not
     # cond_dim: the conditional pipelines set it from their condition.
-    "ae": {f.name: f.default for f in dataclasses.fields(ae_lib.AEConfig)
-           if f.name in AE_KEYS and f.default is not None},
+    # scale_tokens: "new" on the sub-architecture schedule; the pyramid
+    # takes "block" (build() says so).
+    "ae": {**{f.name: f.default for f in dataclasses.fields(ae_lib.AEConfig)
+              if f.name in AE_KEYS and f.default is not None}, "scale_tokens": "new"},
     "gen": {f.name: f.default for f in dataclasses.fields(gen_lib.GenConfig)
             if f.name in GEN_KEYS and f.default is not None and f.name != "cond_dim"},
     "batch_size": 256,
@@ -131,6 +133,9 @@ def build(config):
                                       else PYRAMID_SCALES[space.name])
   scales = tuple(int(s) for s in scales)
   node_sets = None
+  if schedule == "pyramid" and _get(config, "ae").get("scale_tokens") == "new":
+    raise ValueError("config.ae.scale_tokens='new' needs schedule='subarch'; the "
+                     "image pyramid takes scale_tokens='block'.")
   if schedule == "subarch":
     msq.check_scales(scales, space.num_nodes)
     node_sets = tuple(space.sub_nodes(n) for n in scales)
