@@ -16,20 +16,22 @@ Details: BUILD_NOTES.md ("PNAG runs").
 from neuroprog.pnag import train
 
 # Only what differs from the defaults (neuroprog.pnag.train.SCHEMA, AEConfig,
-# GenConfig). Scales: the sub-architectures of 3, 4, ..., 20 layer slots
-# (2,865 tokens), so each scale attends only within itself
-# (GenConfig.attention); SCC decoding of every scale (weight 1, the default).
+# GenConfig). Scales: the sub-architectures of 3, 4, ..., 20 layer slots,
+# each quantizing only the entries its new layer adds (400 tokens in all);
+# SCC decoding of every scale (weight 1, the default). The generator is the
+# NB201 one (one block, width 16, each scale attending within itself), sized
+# for the sampler's speed on CPU.
 
 
 def get_config():
   return train.default_config(
       space="mbv3",
       heldout_size=1000,
-      ae={"token_noise": 0.1},
-      gen={"width": 32, "heads": 2, "attention": "scale"},
-      batch_size=64,
-      ae_steps=800,
-      gen_steps=800,
+      ae={"token_noise": 0.1, "codebook_size": 32},
+      gen={"width": 16, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale"},
+      batch_size=128,
+      ae_steps=1500,
+      gen_steps=3000,
       gen_learning_rate=2e-3,
-      checkpoint_every=400,
+      checkpoint_every=500,
   )

@@ -22,10 +22,10 @@ from neuroprog.pnag import train
 def get_config():
   return train.default_config(
       space="nb201",
-      ae={"token_noise": 0.1, "hidden": 32, "codebook_size": 32},
+      ae={"token_noise": 0.1, "codebook_size": 32},
       gen={"width": 16, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale"},
       batch_size=128,
-      ae_steps=800,
+      ae_steps=1500,
       gen_steps=2000,
       gen_learning_rate=2e-3,
   )
