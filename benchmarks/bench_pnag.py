@@ -11,9 +11,15 @@ trained parameters of that workdir are used (and the share of valid graphs is
 reported), otherwise freshly initialised ones (the same program and cost).
 
   python benchmarks/bench_pnag.py [--batch 4096] [--workdir nb201=workdirs/pnag_nb201]
+  python benchmarks/bench_pnag.py --spaces nb201 --set gen.width=32 --set gen.depth=2
+
+`--set ae.KEY=VALUE` / `--set gen.KEY=VALUE` change the config of the untrained
+models (for sizing a generator against the sampler budget; values are parsed as
+Python literals, else kept as strings).
 """
 
 import argparse
+import ast
 import importlib
 import os
 import sys
@@ -30,8 +36,20 @@ from neuroprog.pnag import model as model_lib  # pylint: disable=wrong-import-po
 from neuroprog.pnag import train  # pylint: disable=wrong-import-position
 
 
-def untrained(space_name):
+def untrained(space_name, overrides=()):
   config = importlib.import_module(f"experiments.configs.pnag_{space_name}").get_config()
+  for item in overrides:
+    key, value = item.split("=", 1)
+    group, name = key.split(".", 1)
+    if group not in ("ae", "gen"):
+      raise ValueError(f"--set {item}: the key must start with 'ae.' or 'gen.'.")
+    try:
+      value = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+      pass
+    sub = dict(config[group])
+    sub[name] = value
+    config[group] = sub
   space, ae_cfg, gen_cfg = train.build(config)
   ae, gen = model_lib.autoencoder_for(ae_cfg), model_lib.generator_for(gen_cfg)
   st = ae.init(jax.random.key(0))
@@ -46,13 +64,16 @@ def main():
   ap.add_argument("--decode", default="argmax", choices=model_lib.DECODES,
                   help="argmax: plain decoding (sample()'s default); "
                        "valid: the constrained decoder")
+  ap.add_argument("--set", action="append", default=[], dest="overrides",
+                  help="ae.KEY=VALUE or gen.KEY=VALUE for the untrained models")
   ap.add_argument("--workdir", action="append", default=[],
                   help="space=DIR: use the trained model of DIR for that space")
   args = ap.parse_args()
   workdirs = dict(w.split("=", 1) for w in args.workdir)
   gflops = common.matmul_gflops()
   for name in args.spaces.split(","):
-    model = train.load(workdirs[name]) if name in workdirs else untrained(name)
+    model = (train.load(workdirs[name]) if name in workdirs
+             else untrained(name, args.overrides))
     fn = model_lib.sampler(model.ae_cfg, model.gen_cfg, args.batch,
                            space_name=name if args.decode == "valid" else None)
     call = lambda k: fn(model.ae_params, model.codebook, model.gen_params, k, None)
@@ -69,7 +90,14 @@ def main():
               "matmul_fp32_gflops": round(gflops, 1),
               "generator_params": int(sum(np.size(x) for x in
                                           jax.tree_util.tree_leaves(model.gen_params))),
-              "scales": list(model.gen_cfg.scales), **common.machine()}
+              "scales": list(model.gen_cfg.scales),
+              "tokens": model.gen_cfg.seq_len,
+              "scale_tokens": model.ae_cfg.scale_tokens,
+              "generator": {k: getattr(model.gen_cfg, k) for k in
+                            ("width", "depth", "heads", "mlp_ratio", "attention")},
+              "codebook_size": model.ae_cfg.codebook_size,
+              "overrides": [] if name in workdirs else args.overrides,
+              **common.machine()}
     if name in workdirs:
       ops, adj = call(jax.random.key(1))
       ops, adj = np.asarray(ops), np.asarray(adj)
