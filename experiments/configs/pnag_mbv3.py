@@ -29,7 +29,7 @@ def get_config():
       heldout_size=1000,
       ae={"token_noise": 0.1, "codebook_size": 32},
       gen={"width": 16, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale"},
-      batch_size=128,
+      batch_size=64,
       ae_steps=1500,
       gen_steps=3000,
       gen_learning_rate=2e-3,
