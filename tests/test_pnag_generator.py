@@ -72,13 +72,13 @@ def test_bad_configs():
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, width=30, heads=4)
   with pytest.raises(ValueError, match="depth must be a positive int"):
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, depth=0)
-  with pytest.raises(ValueError, match=r"tokens_per_scale=\(9,\) must be 2 positive ints"):
-    gen_lib.GenConfig(scales=(3, 4), channels=4, codebook_size=8, tokens_per_scale=(9,))
+  with pytest.raises(ValueError, match=r"tokens_per_step=\(9, 0\) must be positive ints"):
+    gen_lib.GenConfig(scales=(3, 4), channels=4, codebook_size=8, tokens_per_step=(9, 0))
 
 
 def test_new_entry_token_counts_set_the_sequence():
   cfg = gen_lib.GenConfig(scales=(3, 4, 6), channels=2, codebook_size=8, width=8, heads=1,
-                          tokens_per_scale=(9, 7, 20), input_dim=18)
+                          tokens_per_step=(9, 7, 20), input_dim=18)
   assert cfg.seq_len == 36 and cfg.offsets == (0, 9, 16) and cfg.in_dim == 18
   m = gen_lib.block_causal_mask(cfg.counts)
   assert m.shape == (36, 36) and m[8, :9].all() and not m[8, 9:].any() and m[16:, :16].all()

@@ -279,26 +279,37 @@ def test_new_entry_config_and_token_shapes():
 
 
 def test_new_entry_generator_inputs_are_the_node_context_of_the_map():
-  """What token (i, j) of scale t reads, computed from the accumulated map
-  itself: row mean and column mean over the n_{t-1} nodes present, diagonal,
-  at i, at j, and their mean over those nodes."""
+  """What token (i, j) of generation step g reads, computed from the tokens
+  drawn before it placed in the map: row mean and column mean over the nodes
+  of the sub-architecture being drawn, diagonal, at i, at j, and their mean
+  over those nodes. Steps alternate: a scale's new node types, then its wiring."""
   from neuroprog.pnag import model as model_lib
   size, c = 6, 2
   lay = msq.new_entry_layout(NEW_SETS, size)
+  assert lay.group_counts == (3, 6, 1, 6, 2, 18)
+  assert [g[3] for g in lay.groups] == [0, 3, 3, 4, 4, 6]
   codebook = jax.random.normal(jax.random.key(3), (5, c))
   idx = [jax.random.randint(jax.random.key(t), (2, p), 0, 5) for t, p in enumerate(lay.counts)]
   inputs = np.asarray(model_lib.teacher_inputs(idx, codebook, (3, 4, 6), size, NEW_SETS,
                                                new_entries=True))
   assert inputs.shape == (2, 36, 9 * c)
-  np.testing.assert_array_equal(inputs[:, :9], 0.0)
-  for t in (1, 2):
-    f = np.asarray(lay.to_map([codebook[i] for i in idx], t - 1))
-    present = list(NEW_SETS[t - 1])
-    node = np.zeros((2, size, 3 * c))
-    for v in present:
-      node[:, v] = np.concatenate([f[:, v, present].mean(1), f[:, present, v].mean(1),
-                                   f[:, v, v]], -1)
-    whole = node[:, present].mean(1)
-    for p, (i, j) in enumerate(zip(lay.rows[t], lay.cols[t])):
+  np.testing.assert_array_equal(inputs[:, :3], 0.0)
+  codes = np.concatenate([np.asarray(codebook)[np.asarray(i)] for i in idx], 1)   # [2, 36, c]
+  bounds = np.cumsum((0,) + lay.group_counts)
+  flat_pos = np.concatenate(lay.positions)
+  for g in range(1, len(lay.groups)):
+    f = np.zeros((2, size * size, c))
+    f[:, flat_pos[:bounds[g]]] = codes[:, :bounds[g]]      # every token drawn before step g
+    f = f.reshape(2, size, size, c)
+    t, rows, cols, present = lay.groups[g]
+    node = np.concatenate([f.sum(2) / present, f.sum(1) / present,
+                           np.einsum("biic->bic", f)], -1)   # [2, N, 3c]
+    whole = node.sum(1) / present
+    for p, (i, j) in enumerate(zip(rows, cols)):
       want = np.concatenate([node[:, i], node[:, j], whole], -1)
-      np.testing.assert_allclose(inputs[:, lay.offsets[t] + p], want, atol=1e-5)
+      np.testing.assert_allclose(inputs[:, bounds[g] + p], want, atol=1e-5)
+  # The wiring step of scale 1 reads node 2's type, drawn in the step before.
+  _, rows, cols, _ = lay.groups[3]
+  p = list(zip(rows.tolist(), cols.tolist())).index((0, 2))
+  np.testing.assert_allclose(inputs[:, bounds[3] + p, 3 * c + 2 * c:3 * c + 3 * c],
+                             codes[:, bounds[2]], atol=1e-6)

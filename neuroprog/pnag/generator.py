@@ -1,8 +1,10 @@
 """Stage 2 of PNAG: a decoder-only transformer over the token maps of all scales.
 
-Sequence layout: the tokens of scale 1, then those of scale 2, ... (block
-token maps: n_t^2 per scale, row-major, L = sum n_t^2; new-entry tokens:
-`GenConfig.tokens_per_scale`, L = N^2). Position p of scale t reads
+Sequence layout: the tokens of generation step 1, then those of step 2, ...
+(block token maps: one step per scale of n_t^2 tokens, row-major,
+L = sum n_t^2; new-entry tokens: two steps per scale, the new nodes' types
+then their wiring, `GenConfig.tokens_per_step`, L = N^2). "Scale" below
+means generation step. Position p of scale t reads
 
   * t = 1: a learned start vector;
   * t > 1: block tokens: the reconstruction accumulated after scale t-1,
@@ -56,20 +58,21 @@ class GenConfig:
   # (sum n_t^2)^2 to sum n_t^4, which decides the cost of one-node-per-scale
   # schedules on the larger spaces (N = 20, 22: L = 2,865 and 3,790 tokens).
   attention: str = "causal"
-  # Tokens per scale (None: n_t^2, block token maps) and the width of the
-  # next-scale inputs (None: channels); new-entry tokens set both
-  # (AEConfig.token_shapes, model.input_dim).
-  tokens_per_scale: Optional[tuple[int, ...]] = None
+  # Tokens per generation step (None: one step per scale of n_t^2 tokens,
+  # block token maps) and the width of the next-scale inputs (None:
+  # channels); new-entry tokens set both: two steps per scale, the new nodes'
+  # types then their wiring (msq.NewEntryLayout.group_counts, model.input_dim).
+  tokens_per_step: Optional[tuple[int, ...]] = None
   input_dim: Optional[int] = None
 
   def __post_init__(self):
-    if self.tokens_per_scale is not None:
-      t = tuple(self.tokens_per_scale)
-      if len(t) != len(self.scales) or any(
-          not isinstance(p, (int, np.integer)) or p < 1 for p in t):
-        raise ValueError(f"tokens_per_scale={self.tokens_per_scale!r} must be "
-                         f"{len(self.scales)} positive ints, one per scale.")
-      object.__setattr__(self, "tokens_per_scale", tuple(int(p) for p in t))
+    if self.tokens_per_step is not None:
+      t = tuple(self.tokens_per_step)
+      if not t or any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1
+                      for p in t):
+        raise ValueError(f"tokens_per_step={self.tokens_per_step!r} must be "
+                         f"positive ints, one per generation step.")
+      object.__setattr__(self, "tokens_per_step", tuple(int(p) for p in t))
     if self.attention not in ATTENTIONS:
       raise ValueError(f"generator attention={self.attention!r}; allowed: "
                        f"{list(ATTENTIONS)}.")
@@ -83,8 +86,8 @@ class GenConfig:
 
   @property
   def counts(self) -> tuple[int, ...]:
-    """Tokens of each scale."""
-    return self.tokens_per_scale or tuple(n * n for n in self.scales)
+    """Tokens of each generation step."""
+    return self.tokens_per_step or tuple(n * n for n in self.scales)
 
   @property
   def seq_len(self) -> int:
@@ -158,7 +161,7 @@ class GeneratorModules(nn.Module):
     c = self.cfg
     self.start = self.param("start", nn.initializers.normal(0.02), (c.width,))
     self.pos = self.param("pos", nn.initializers.normal(0.02), (c.seq_len, c.width))
-    self.level = self.param("level", nn.initializers.normal(0.02), (len(c.scales), c.width))
+    self.level = self.param("level", nn.initializers.normal(0.02), (len(c.counts), c.width))
     self.null_condition = self.param("null_condition", nn.initializers.normal(0.02),
                                      (c.cond_dim,))
     self.in_proj = nn.Dense(c.width)

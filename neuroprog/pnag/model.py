@@ -62,21 +62,24 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
                    new_entries: bool = False) -> jax.Array:
   """Next-scale inputs float32 [B, L, C_in] for teacher forcing from token maps.
 
-  Position block t holds what the generator reads before drawing scale t
-  (zeros for t = 0, which the generator ignores). Block tokens (new_entries
-  False): the reconstruction after scales < t brought down to n_t (`msq.pool`
-  with scale t's node set, None on the pyramid), C_in = C. New-entry tokens:
-  the node context of each token's two endpoints and of the whole
-  sub-architecture so far (`context_inputs`), C_in = 9 C.
+  Block tokens (new_entries False): position block t holds the reconstruction
+  after scales < t brought down to n_t (`msq.pool` with scale t's node set,
+  None on the pyramid; zeros for t = 0, which the generator ignores),
+  C_in = C. New-entry tokens: generation step g (two per scale,
+  `msq.NewEntryLayout.groups`) reads the node context after steps < g of each
+  token's two endpoints and of the whole sub-architecture
+  (`context_inputs`), C_in = 9 C; zeros for g = 0.
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
   if new_entries:
     lay = msq._layout(node_sets, size)
+    codes = jnp.concatenate([codebook_KxC[i] for i in indices], 1)      # [B, L, C]
+    bounds = np.cumsum((0,) + lay.group_counts)
     ctx = context_start(b, size, c)
-    parts = [jnp.zeros((b, lay.counts[0], input_dim(c, True)))]
-    for t in range(1, len(scales)):
-      ctx = context_add(ctx, codebook_KxC[indices[t - 1]], lay, t - 1)
-      parts.append(context_inputs(ctx, lay, t))
+    parts = [jnp.zeros((b, lay.group_counts[0], input_dim(c, True)))]
+    for g in range(1, len(lay.groups)):
+      ctx = context_add(ctx, codes[:, bounds[g - 1]:bounds[g]], lay, g - 1)
+      parts.append(context_inputs(ctx, lay, g))
     return jnp.concatenate(parts, 1)
   nsets = msq.per_scale_nodes(scales, node_sets)
   parts = [jnp.zeros((b, scales[0] ** 2, c))]
@@ -97,27 +100,28 @@ def context_start(batch: int, size: int, channels: int) -> jax.Array:
   return jnp.zeros((batch, 3, size, channels))
 
 
-def context_add(ctx_Bx3xNxC: jax.Array, codes_BxPxC: jax.Array,
-                lay: msq.NewEntryLayout, t: int) -> jax.Array:
-  """Adds scale t's codes to the node context: [:, 0] each node's row sum,
-  [:, 1] its column sum, [:, 2] its diagonal code (matmuls with the layout's
-  constant one-hot matrices; no scatter)."""
-  m = jnp.asarray(lay.endpoint_matrices[t])
-  return ctx_Bx3xNxC + jnp.einsum("knp,bpc->bknc", m, codes_BxPxC)
+def context_add(ctx_Bx3xNxC: jax.Array, codes_BxGxC: jax.Array,
+                lay: msq.NewEntryLayout, g: int) -> jax.Array:
+  """Adds generation step g's codes to the node context: [:, 0] each node's
+  row sum, [:, 1] its column sum, [:, 2] its diagonal code (matmuls with the
+  layout's constant one-hot matrices; no scatter)."""
+  m = jnp.asarray(lay.endpoint_matrices[g])
+  return ctx_Bx3xNxC + jnp.einsum("knp,bpc->bknc", m, codes_BxGxC)
 
 
-def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, t: int) -> jax.Array:
-  """float32 [B, P_t, 9 C]: what token (i, j) of scale t reads, from the
-  context after scales < t: node i's (row mean, column mean, diagonal code),
-  node j's, and their mean over the sub-architecture's nodes. A node that
-  arrives at scale t has zero context; the means are over the n_{t-1} nodes
-  present, as the decoder's row and column means are."""
+def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int) -> jax.Array:
+  """float32 [B, G_g, 9 C]: what token (i, j) of generation step g reads,
+  from the context after steps < g: node i's (row mean, column mean, diagonal
+  code), node j's, and their mean over the nodes present. The means are over
+  the nodes of the sub-architecture being drawn (n_{t-1} for a types step,
+  n_t for a wiring step, whose new nodes carry only their diagonal codes);
+  a node not drawn yet has zero context. g >= 1."""
   b, _, n, c = ctx_Bx3xNxC.shape
-  present = len(lay.node_sets[t - 1])
+  _, rows, cols, present = lay.groups[g]
   scale = jnp.asarray([1.0 / present, 1.0 / present, 1.0])[:, None, None]
   node = (ctx_Bx3xNxC * scale).transpose(0, 2, 1, 3).reshape(b, n, 3 * c)
-  whole = jnp.broadcast_to(node.sum(1, keepdims=True) / present, (b, lay.counts[t], 3 * c))
-  return jnp.concatenate([node[:, lay.rows[t]], node[:, lay.cols[t]], whole], -1)
+  whole = jnp.broadcast_to(node.sum(1, keepdims=True) / present, (b, len(rows), 3 * c))
+  return jnp.concatenate([node[:, rows], node[:, cols], whole], -1)
 
 
 def flat_tokens(indices) -> jax.Array:
@@ -236,37 +240,48 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       cnull = gen.apply(v, None, n, method=gen_lib.GeneratorModules.condition)
       cvec = jnp.concatenate([cvec, cnull])
     caches = gen_lib.empty_caches(gen_cfg, b)
-    c = ae_cfg.channels
-    x = None
-    inter = []
-    if new:   # new-entry tokens: running node context and the codes so far
-      ctx, codes = context_start(n, size, c), []
-      current_map = lambda t: lay.to_map(codes, t)
-    else:     # block tokens / pyramid: the accumulated map itself
-      f_hat = jnp.zeros((n, size, size, c))
-      nsets = msq.per_scale_nodes(scales, ae_cfg.node_sets)
-      current_map = lambda t: f_hat
-    for t, shape in enumerate(ae_cfg.token_shapes):
-      if t > 0:
-        if per_scale:
-          inter.append(ae_lib.plain_decode(*ae.decode_map(
-              ae_params, ae.scale_view(current_map(t - 1), t - 1))))
-        if new:
-          x = context_inputs(ctx, lay, t)
-        else:
-          x = msq.pool(f_hat, scales[t], nsets[t]).reshape(n, scales[t] ** 2, c)
-        if guided:
-          x = jnp.concatenate([x, x])
-      logits, caches = gen.apply(v, t, x, cvec, caches,
+
+    def draw(step, x):   # the generator's logits for one step, then one code per token
+      nonlocal caches
+      logits, caches = gen.apply(v, step, x, cvec, caches,
                                  method=gen_lib.GeneratorModules.sample_scale)
       if guided:
         logits = logits[n:] + guidance * (logits[:n] - logits[n:])
-      idx = draw_tokens(jax.random.fold_in(key, t), logits, temperature,
-                        top_k).reshape((n,) + shape)
-      if new:
+      return draw_tokens(jax.random.fold_in(key, step), logits, temperature, top_k)
+
+    c = ae_cfg.channels
+    x = None
+    inter = []
+    if new:
+      # New-entry tokens: the running node context and the codes so far; two
+      # generation steps per scale (msq.NewEntryLayout.groups), the new
+      # nodes' types, then their wiring, the scale's map complete after both.
+      ctx, codes = context_start(n, size, c), []
+      current_map = lambda t: lay.to_map(codes, t)
+      for g, (t, _, _, _) in enumerate(lay.groups):
+        if g > 0:
+          x = context_inputs(ctx, lay, g)
+          if guided:
+            x = jnp.concatenate([x, x])
+        idx = draw(g, x)
         codes.append(codebook[idx])
-        ctx = context_add(ctx, codes[-1], lay, t)
-      else:
+        ctx = context_add(ctx, codes[-1], lay, g)
+        if per_scale and g % 2 == 1 and t < len(scales) - 1:
+          inter.append(ae_lib.plain_decode(*ae.decode_map(
+              ae_params, ae.scale_view(current_map(t), t))))
+    else:   # block tokens / the pyramid: the accumulated map itself
+      f_hat = jnp.zeros((n, size, size, c))
+      nsets = msq.per_scale_nodes(scales, ae_cfg.node_sets)
+      current_map = lambda t: f_hat
+      for t, shape in enumerate(ae_cfg.token_shapes):
+        if t > 0:
+          if per_scale:
+            inter.append(ae_lib.plain_decode(*ae.decode_map(
+                ae_params, ae.scale_view(f_hat, t - 1))))
+          x = msq.pool(f_hat, scales[t], nsets[t]).reshape(n, scales[t] ** 2, c)
+          if guided:
+            x = jnp.concatenate([x, x])
+        idx = draw(t, x).reshape((n,) + shape)
         f_hat = f_hat + msq.upsample(codebook[idx], size, nsets[t])
     op_logits, adj_logits = ae.decode_map(ae_params, current_map(len(scales) - 1))
     final = (project(op_logits, adj_logits) if project is not None

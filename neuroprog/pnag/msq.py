@@ -126,9 +126,15 @@ class NewEntryLayout:
 
   Built from the per-scale node sets of an N-node map (`new_entry_layout`,
   cached). Scale t has P_t tokens, at the flat map positions `positions[t]`
-  (int [P_t], i * N + j, row-major); the token sequence is the scales'
-  tokens one after another (L = N^2 in all, `offsets[t]` where scale t
-  starts).
+  (int [P_t], i * N + j): first the diagonal entries of the nodes it adds
+  (their types), then its other new entries (their wiring), each part
+  row-major. The token sequence is the scales' tokens one after another
+  (L = N^2 in all, `offsets[t]` where scale t starts).
+
+  Generation takes two steps per scale, `groups`: the new nodes' diagonal
+  entries, then the rest, so a node's edges are drawn knowing its type
+  (tokens of one step are drawn independently of each other; MBV3's chain
+  edge into a layer exists only if the layer does).
 
   Attributes:
     size: N. node_sets: per scale, the sorted node indices.
@@ -137,24 +143,36 @@ class NewEntryLayout:
     map_index: per scale t, int [N * N]: for each map entry its index in the
       sequence of scales 0..t, or L_t (= offsets[t] + P_t, a zero slot) where
       the entry lies outside scale t's block.
+    groups: per generation step g, (scale t, rows [G_g], cols [G_g], number
+      of nodes whose context it reads: n_{t-1} for a types step (0 at t = 0),
+      n_t for a wiring step). group_counts: (G_1, ..., G_{2T}).
   """
 
   def __init__(self, node_sets, size: int):
     self.size, self.node_sets = size, tuple(tuple(s) for s in node_sets)
-    positions, seen = [], np.zeros((size, size), bool)
-    for nodes in self.node_sets:
+    positions, seen, groups = [], np.zeros((size, size), bool), []
+    prev = 0
+    for t, nodes in enumerate(self.node_sets):
       block = np.zeros((size, size), bool)
       block[np.ix_(nodes, nodes)] = True
       if np.any(seen & ~block):
         raise ValueError(f"node set {nodes} drops nodes of an earlier scale; "
                          "new-entry tokens need nested node sets.")
-      positions.append(np.flatnonzero(block & ~seen))
+      new = np.flatnonzero(block & ~seen)
+      diag = new[new // size == new % size]
+      rest = new[new // size != new % size]
+      positions.append(np.concatenate([diag, rest]))
+      groups.append((t, diag // size, diag % size, prev))
+      groups.append((t, rest // size, rest % size, len(nodes)))
       seen |= block
+      prev = len(nodes)
     self.positions = tuple(positions)
     self.rows = tuple(p // size for p in positions)
     self.cols = tuple(p % size for p in positions)
     self.counts = tuple(len(p) for p in positions)
     self.offsets = tuple(int(x) for x in np.cumsum((0,) + self.counts[:-1]))
+    self.groups = tuple(groups)
+    self.group_counts = tuple(len(g[1]) for g in groups)
     seq = np.full(size * size, -1)
     map_index = []
     for t, p in enumerate(positions):
@@ -165,12 +183,12 @@ class NewEntryLayout:
 
   @functools.cached_property
   def endpoint_matrices(self):
-    """Per scale t, float32 [3, N, P_t]: token p's row node, its column node,
-    and (for a diagonal entry) its node, as one-hot columns. Summing codes
-    [B, P_t, C] through them gives each node's row sum, column sum and
-    diagonal code: the running node context of `model.NodeContext`."""
+    """Per generation step g, float32 [3, N, G_g]: token p's row node, its
+    column node, and (for a diagonal entry) its node, as one-hot columns.
+    Summing codes [B, G_g, C] through them gives each node's row sum, column
+    sum and diagonal code: the running node context (`model.context_add`)."""
     out = []
-    for rows, cols in zip(self.rows, self.cols):
+    for _, rows, cols, _ in self.groups:
       m = np.zeros((3, self.size, len(rows)), np.float32)
       p = np.arange(len(rows))
       m[0, rows, p] = 1.0
@@ -180,11 +198,15 @@ class NewEntryLayout:
     return tuple(out)
 
   def to_map(self, parts, t: int) -> jax.Array:
-    """[B, N, N, C]: the map holding parts[s] ([B, P_s, C], s = 0..t) at their
-    positions and zeros elsewhere (one static gather)."""
-    parts = list(parts[:t + 1])
+    """[B, N, N, C]: the map holding the first L_t tokens of the sequence
+    (parts: consecutive [B, *, C] pieces of it, per scale or per step, at
+    least L_t tokens in all) at their positions and zeros elsewhere (one
+    static gather)."""
+    parts = list(parts)
     b, c = parts[0].shape[0], parts[0].shape[-1]
-    flat = jnp.concatenate(parts + [jnp.zeros((b, 1, c), parts[0].dtype)], 1)
+    end = self.offsets[t] + self.counts[t]
+    flat = jnp.concatenate(parts, 1)[:, :end]
+    flat = jnp.concatenate([flat, jnp.zeros((b, 1, c), flat.dtype)], 1)
     return flat[:, self.map_index[t]].reshape(b, self.size, self.size, c)
 
 

@@ -144,7 +144,8 @@ def build(config):
   new = ae_cfg.new_entries
   gen_cfg = gen_lib.GenConfig(
       scales=scales, channels=ae_cfg.channels, codebook_size=ae_cfg.codebook_size,
-      tokens_per_scale=tuple(s[0] for s in ae_cfg.token_shapes) if new else None,
+      tokens_per_step=(msq.new_entry_layout(ae_cfg.node_sets, ae_cfg.num_nodes).group_counts
+                       if new else None),
       input_dim=model_lib.input_dim(ae_cfg.channels, True) if new else None,
       **dict(_get(config, "gen")))
   return space, ae_cfg, gen_cfg
