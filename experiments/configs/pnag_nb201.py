@@ -3,20 +3,24 @@
   python -m experiments.generate --config=experiments/configs/pnag_nb201.py \
       --workdir=workdirs/pnag_nb201
 
-2-core CPU, 2026-12-02 (commit ae5012c), sub-architecture scales n = 3..8: stage 1 217 s,
-stage 2 1,401 s (cores shared for most of it); held-out reconstruction 100% at every scale;
-plain decoding (the headline) validity 97.4%, uniqueness 96.9%, novelty 48.9%; validity per
-scale 100 / 100 / 99.9 / 99.2 / 72.6 / 97.4%; constrained decoding 100% / 96.9% / 48.5%;
-sampler 790 architectures/s (benchmarks/bench_pnag.py, batch 4,096). No GPU run measured yet.
-Details: BUILD_NOTES.md ("PNAG on sub-architecture scales").
+Sub-architecture scales n = 3..8, new-entry tokens (64 per architecture), two generation
+steps per scale; 2-core CPU, 2026-12-02 (commit 14e65aa; stage 1 266 s beside another run,
+stage 2 175 s beside two): held-out reconstruction 100% at every scale; plain decoding (the
+headline) validity 99.7%, uniqueness 96.3% (bound 96.9%), novelty 50.1% (bound 50.0%); validity
+per scale 100 / 100 / 100 / 99.9 / 99.9 / 99.7%; constrained decoding 100% / 96.3% / 50.3%;
+uniform draws on the same split 100% / 96.3% / 51.2%. Sampler: NB201_SPEED architectures/s
+(benchmarks/bench_pnag.py, batch 4,096). No GPU run measured yet.
+Details: BUILD_NOTES.md ("PNAG with new-entry tokens").
 """
 
 from neuroprog.pnag import train
 
 # Only what differs from the defaults (neuroprog.pnag.train.SCHEMA, AEConfig,
-# GenConfig). Scales: the sub-architectures of 3, 4, ..., 8 nodes; every
-# intermediate scale is decoded against its sub-architecture (SCC decoding
-# weight 1, the default).
+# GenConfig). Scales: the sub-architectures of 3, 4, ..., 8 nodes, each
+# quantizing the entries its new node adds; every intermediate scale is
+# decoded against its sub-architecture (SCC decoding weight 1, the default).
+# The generator (one block of width 16, per-scale attention) is sized for the
+# sampler's 10,000 per second on CPU (BUILD_NOTES.md).
 
 
 def get_config():
