@@ -3,10 +3,16 @@
   python -m experiments.generate --config=experiments/configs/pnag_mbv3.py \
       --workdir=workdirs/pnag_mbv3
 
-Sub-architecture scales (n = 3..N, per-scale attention): not yet measured; on the
-2-core CPU a generator step over the whole sequence is too slow to finish in a session
-(BUILD_NOTES.md, "PNAG on sub-architecture scales"). Earlier, on the image pyramid
-(`--config.schedule=pyramid`, scales as PYRAMID_SCALES, no SCC decoding, block-causal
+Sub-architecture scales n = 3..20, new-entry tokens (400 per architecture), two generation
+steps per scale; 2-core CPU, 2026-12-02 (stage 1 at commit be80be6, stage 2 at 14e65aa, the
+cores shared with one or two other runs): stage 1 712 s, stage 2 977 s (28 minutes in all);
+held-out reconstruction 99.6-100% at every scale; plain decoding validity 91.9% (target 99%: not
+met), falling from 99.9% (n = 3) to 91.9% (n = 20); uniqueness and novelty 100% (as uniform
+draws); constrained decoding 100% / 100% / 100%. Sampler 1,482 architectures/s
+(benchmarks/bench_pnag.py, batch 4,096, idle). No GPU run measured yet.
+Details: BUILD_NOTES.md ("PNAG with new-entry tokens").
+Earlier, on the image pyramid
+(`--config.schedule=pyramid --config.ae.scale_tokens=block`, scales as PYRAMID_SCALES, no SCC decoding, block-causal
 attention), 2-core CPU, 2026-11-30: stage 1 126 s, stage 2 911 s (about 18 min); held-out
 reconstruction 97.1%; validity, uniqueness and novelty 100% with the constrained decoder
 (`decode="valid"`), plain decoding of the same samples 53.3% valid. No GPU run measured yet.

@@ -4,12 +4,13 @@
       --workdir=workdirs/pnag_nb201
 
 Sub-architecture scales n = 3..8, new-entry tokens (64 per architecture), two generation
-steps per scale; 2-core CPU, 2026-12-02 (commit 14e65aa; stage 1 266 s beside another run,
+steps per scale; 2-core CPU, 2026-12-02 (stage 1 at commit 3964b81, 266 s beside another run,
+stage 2 at 14e65aa,
 stage 2 175 s beside two): held-out reconstruction 100% at every scale; plain decoding (the
 headline) validity 99.7%, uniqueness 96.3% (bound 96.9%), novelty 50.1% (bound 50.0%); validity
 per scale 100 / 100 / 100 / 99.9 / 99.9 / 99.7%; constrained decoding 100% / 96.3% / 50.3%;
-uniform draws on the same split 100% / 96.3% / 51.2%. Sampler: NB201_SPEED architectures/s
-(benchmarks/bench_pnag.py, batch 4,096). No GPU run measured yet.
+uniform draws on the same split 100% / 96.3% / 51.2%. Sampler: 10,070 architectures/s
+(benchmarks/bench_pnag.py, batch 4,096, idle; 99.8% of those 4,096 valid). No GPU run measured yet.
 Details: BUILD_NOTES.md ("PNAG with new-entry tokens").
 """
 
