@@ -12,7 +12,8 @@ Quantizer: `msq.quantize` over `scales` with one codebook Z [K, C], on the
 image pyramid (`node_sets=None`) or on sub-architectures (`node_sets[t]`:
 the nodes of scale t's n_t-node sub-architecture, `SearchSpace.sub_nodes`),
 each scale refining its whole block (`scale_tokens="block"`) or quantizing
-only the entries its new node adds (`scale_tokens="new"`); the codebook is either trained by the loss (codebook term, `codebook="loss"`) or
+only the entries its new node adds (`scale_tokens="new"`); the codebook is
+either trained by the loss (codebook term, `codebook="loss"`) or
 an exponential moving average of the residuals assigned to each code, with
 dead codes restarted from residuals of the batch (`codebook="ema"`).
 
@@ -94,10 +95,10 @@ class AEConfig:
     if self.scale_tokens not in SCALE_TOKENS:
       raise ValueError(f"scale_tokens={self.scale_tokens!r}; allowed: "
                        f"{list(SCALE_TOKENS)}.")
-    if self.scale_tokens == "new" and self.node_sets is None:
-      raise ValueError("scale_tokens='new' needs sub-architecture scales (node_sets); "
-                       "the image pyramid has no new entries per scale.")
     if self.scale_tokens == "new":
+      if self.node_sets is None:
+        raise ValueError("scale_tokens='new' needs sub-architecture scales (node_sets); "
+                         "the image pyramid has no new entries per scale.")
       msq.new_entry_layout(self.node_sets, self.num_nodes)   # nested, or ValueError
     if self.codebook not in ("ema", "loss"):
       raise ValueError(f"codebook={self.codebook!r}; allowed: 'ema', 'loss'.")

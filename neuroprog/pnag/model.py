@@ -72,7 +72,7 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
   if new_entries:
-    lay = msq._layout(node_sets, size)
+    lay = msq.new_entry_layout(node_sets, size)
     codes = jnp.concatenate([codebook_KxC[i] for i in indices], 1)      # [B, L, C]
     bounds = np.cumsum((0,) + lay.group_counts)
     ctx = context_start(b, size, c)
@@ -229,7 +229,7 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
   gen = generator_for(gen_cfg)
   scales, size = gen_cfg.scales, ae_cfg.num_nodes
   new = ae_cfg.scale_tokens == "new"
-  lay = msq._layout(ae_cfg.node_sets, size) if new else None
+  lay = msq.new_entry_layout(ae_cfg.node_sets, size) if new else None
 
   def run(ae_params, codebook, gen_params, key, cond_BxC):
     guided = cond_BxC is not None and guidance != 1.0
@@ -257,7 +257,7 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       # generation steps per scale (msq.NewEntryLayout.groups), the new
       # nodes' types, then their wiring, the scale's map complete after both.
       ctx, codes = context_start(n, size, c), []
-      current_map = lambda t: lay.to_map(codes, t)
+      last_step = {t: g for g, (t, _, _, _) in enumerate(lay.groups)}   # scale -> its last step
       for g, (t, _, _, _) in enumerate(lay.groups):
         if g > 0:
           x = context_inputs(ctx, lay, g)
@@ -266,13 +266,13 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
         idx = draw(g, x)
         codes.append(codebook[idx])
         ctx = context_add(ctx, codes[-1], lay, g)
-        if per_scale and g % 2 == 1 and t < len(scales) - 1:
+        if per_scale and g == last_step[t] and t < len(scales) - 1:
           inter.append(ae_lib.plain_decode(*ae.decode_map(
-              ae_params, ae.scale_view(current_map(t), t))))
+              ae_params, ae.scale_view(lay.to_map(codes, t), t))))
+      f_final = lay.to_map(codes, len(scales) - 1)
     else:   # block tokens / the pyramid: the accumulated map itself
       f_hat = jnp.zeros((n, size, size, c))
       nsets = msq.per_scale_nodes(scales, ae_cfg.node_sets)
-      current_map = lambda t: f_hat
       for t, shape in enumerate(ae_cfg.token_shapes):
         if t > 0:
           if per_scale:
@@ -283,7 +283,8 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
             x = jnp.concatenate([x, x])
         idx = draw(t, x).reshape((n,) + shape)
         f_hat = f_hat + msq.upsample(codebook[idx], size, nsets[t])
-    op_logits, adj_logits = ae.decode_map(ae_params, current_map(len(scales) - 1))
+      f_final = f_hat
+    op_logits, adj_logits = ae.decode_map(ae_params, f_final)
     final = (project(op_logits, adj_logits) if project is not None
              else ae_lib.plain_decode(op_logits, adj_logits))
     return (final, tuple(inter)) if per_scale else final

@@ -210,9 +210,18 @@ class NewEntryLayout:
     return flat[:, self.map_index[t]].reshape(b, self.size, self.size, c)
 
 
-@functools.lru_cache(maxsize=None)
 def new_entry_layout(node_sets, size: int) -> NewEntryLayout:
-  """The cached `NewEntryLayout` of nested node sets (tuples of tuples)."""
+  """The `NewEntryLayout` of nested node sets (any sequences of ints; one
+  instance per distinct value, cached). ValueError for None (the image
+  pyramid has no new entries) or node sets that are not nested."""
+  if node_sets is None:
+    raise ValueError("new_entries quantization needs sub-architecture node sets "
+                     "(node_sets=None is the image pyramid).")
+  return _cached_layout(tuple(tuple(int(i) for i in s) for s in node_sets), int(size))
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_layout(node_sets, size):
   return NewEntryLayout(node_sets, size)
 
 
@@ -254,7 +263,7 @@ def quantize(e_BxNxNxC: jax.Array, codebook_KxC: jax.Array,
   size = e_BxNxNxC.shape[1]
   sg = jax.lax.stop_gradient
   if new_entries:
-    return _quantize_new(e_BxNxNxC, codebook_KxC, _layout(node_sets, size))
+    return _quantize_new(e_BxNxNxC, codebook_KxC, new_entry_layout(node_sets, size))
   f_hat = jnp.zeros_like(e_BxNxNxC)
   f_st = jnp.zeros_like(e_BxNxNxC)
   out = ([], [], [], [], [])
@@ -267,13 +276,6 @@ def quantize(e_BxNxNxC: jax.Array, codebook_KxC: jax.Array,
     for lst, v in zip(out, (idx, r, z, f_hat, f_st)):
       lst.append(v)
   return MSQOutput(*map(tuple, out))
-
-
-def _layout(node_sets, size) -> NewEntryLayout:
-  if node_sets is None:
-    raise ValueError("new_entries quantization needs sub-architecture node sets "
-                     "(node_sets=None is the image pyramid).")
-  return new_entry_layout(tuple(tuple(int(i) for i in s) for s in node_sets), size)
 
 
 def _quantize_new(e_BxNxNxC, codebook_KxC, lay: NewEntryLayout) -> MSQOutput:
@@ -299,7 +301,7 @@ def reconstruct(indices: Sequence[jax.Array], codebook_KxC: jax.Array,
                 size: int, node_sets=None, new_entries: bool = False) -> jax.Array:
   """The accumulated map [B, size, size, C] from per-scale token maps."""
   if new_entries:
-    return _layout(node_sets, size).to_map([codebook_KxC[i] for i in indices],
+    return new_entry_layout(node_sets, size).to_map([codebook_KxC[i] for i in indices],
                                            len(indices) - 1)
   f_hat = 0.0
   for idx, nodes in zip(indices, per_scale_nodes(indices, node_sets)):
