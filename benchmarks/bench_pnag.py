@@ -25,13 +25,13 @@ import os
 import sys
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 
+from neuroprog.pnag import generator as gen_lib  # pylint: disable=wrong-import-position
 from neuroprog.pnag import model as model_lib  # pylint: disable=wrong-import-position
 from neuroprog.pnag import train  # pylint: disable=wrong-import-position
 
@@ -53,7 +53,7 @@ def untrained(space_name, overrides=()):
   space, ae_cfg, gen_cfg = train.build(config)
   ae, gen = model_lib.autoencoder_for(ae_cfg), model_lib.generator_for(gen_cfg)
   st = ae.init(jax.random.key(0))
-  gp = gen.init(jax.random.key(1), jnp.zeros((1, gen_cfg.seq_len, gen_cfg.in_dim)))["params"]
+  gp = gen_lib.init_params(gen_cfg, jax.random.key(1))
   return model_lib.PNAG(space, ae_cfg, gen_cfg, st.params, ae.codebook_of(st), gp)
 
 
@@ -94,7 +94,8 @@ def main():
               "tokens": model.gen_cfg.seq_len,
               "scale_tokens": model.ae_cfg.scale_tokens,
               "generator": {k: getattr(model.gen_cfg, k) for k in
-                            ("width", "depth", "heads", "mlp_ratio", "attention")},
+                            ("width", "depth", "heads", "mlp_ratio", "attention",
+                             "step_order")},
               "codebook_size": model.ae_cfg.codebook_size,
               "overrides": [] if name in workdirs else args.overrides,
               **common.machine()}

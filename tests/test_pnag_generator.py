@@ -168,3 +168,45 @@ def test_scale_attention_sees_only_its_own_scale_and_matches_its_sampling_path(s
     np.testing.assert_allclose(logits, base[:, lo:lo + n * n], atol=1e-4)
   with pytest.raises(ValueError, match="attention='global'; allowed"):
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, attention="global")
+
+
+@pytest.mark.parametrize("attention", ["causal", "scale"])
+def test_sequential_steps_are_causal_within_a_step_and_match_token_sampling(attention):
+  cfg = gen_lib.GenConfig(scales=(1, 2, 4), channels=6, codebook_size=16, width=16, depth=2,
+                          heads=2, cond_dim=5, attention=attention, step_order="sequential")
+  gen = gen_lib.GeneratorModules(cfg)
+  x = jax.random.normal(jax.random.key(0), (3, cfg.seq_len, cfg.channels))
+  codes = jax.random.normal(jax.random.key(3), (3, cfg.seq_len, cfg.channels))
+  prev = gen_lib.previous_codes(codes, cfg.counts)
+  off = cfg.offsets
+  # prev is the step's previous code, zero at each step's first token
+  np.testing.assert_array_equal(prev[:, off[2]], 0.0)
+  np.testing.assert_array_equal(prev[:, off[2] + 3], codes[:, off[2] + 2])
+  params = jax.tree_util.tree_map(
+      lambda p: p + 0.05 * jax.random.normal(jax.random.key(p.size), p.shape),
+      gen_lib.init_params(cfg, jax.random.key(1)))
+  assert "prev_proj" in params
+  v = {"params": params}
+  base = gen.apply(v, x, None, None, prev)
+  # changing the code of token off[2] + 5 changes positions > off[2] + 5 of its step only
+  p = off[2] + 5
+  codes2 = codes.at[:, p].add(1.0)
+  out = gen.apply(v, x, None, None, gen_lib.previous_codes(codes2, cfg.counts))
+  np.testing.assert_allclose(out[:, :p + 1], base[:, :p + 1], atol=1e-5)
+  assert float(jnp.abs(out[:, p + 1] - base[:, p + 1]).max()) > 1e-3
+  # the token-by-token path (caches) gives the teacher-forced logits
+  cvec = gen.apply(v, None, 3, method=gen_lib.GeneratorModules.condition)
+  caches = gen_lib.empty_caches(cfg, 3)
+  for t, count in enumerate(cfg.counts):
+    if attention == "scale":
+      caches = gen_lib.empty_caches(cfg, 3)
+    for q in range(count):
+      pos = off[t] + q
+      xt = None if t == 0 else x[:, pos:pos + 1]
+      logits, caches = gen.apply(v, t, q, xt, prev[:, pos:pos + 1], cvec, caches,
+                                 method=gen_lib.GeneratorModules.sample_token)
+      np.testing.assert_allclose(logits[:, 0], base[:, pos], atol=1e-4)
+  with pytest.raises(ValueError, match="needs the previous codes"):
+    gen.apply(v, x)
+  with pytest.raises(ValueError, match="step_order='joint'; allowed"):
+    gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, step_order="joint")

@@ -71,21 +71,25 @@ def test_masked_logits_get_probability_zero():
   np.testing.assert_allclose(freq[[0, 2]], _softmax([1.0, 0.0]), atol=0.0045)
 
 
-@pytest.mark.parametrize("attention", ["causal", "scale"])
-def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(attention):
+@pytest.mark.parametrize("attention,step_order", [("causal", "parallel"),
+                                                  ("scale", "parallel"),
+                                                  ("scale", "sequential")])
+def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(attention,
+                                                                          step_order):
   """The jitted sampler (running node context, caches) and teacher forcing
   (context rebuilt from the token sequence) draw the same greedy tokens: the
   graphs decoded from both agree."""
   from neuroprog.pnag import msq, train
   cfg = train.default_config(space="nb201", ae={"hidden": 8, "channels": 4, "codebook_size": 8,
                                                 "rounds": 1},
-                             gen={"width": 8, "heads": 1, "depth": 1, "attention": attention})
+                             gen={"width": 8, "heads": 1, "depth": 1, "attention": attention,
+                                  "step_order": step_order})
   space, ae_cfg, gen_cfg = train.build(cfg)
   assert ae_cfg.scale_tokens == "new" and gen_cfg.seq_len == 64
   ae, gen = model.autoencoder_for(ae_cfg), model.generator_for(gen_cfg)
   st = ae.init(jax.random.key(0))
   codebook = ae.codebook_of(st)
-  params = gen.init(jax.random.key(1), jnp.zeros((1, 64, gen_cfg.in_dim)))["params"]
+  params = model.gen_lib.init_params(gen_cfg, jax.random.key(1))
   params = jax.tree_util.tree_map(   # open the AdaLN gates so every block matters
       lambda a: a + 0.5 * jax.random.normal(jax.random.key(a.size), a.shape), params)
   n = 4
@@ -95,12 +99,17 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(attent
   def greedy(toks):   # every position's argmax under teacher forcing on toks
     inputs = model.teacher_inputs(model.split_tokens(toks, ae_cfg.token_shapes),
                                   codebook, gen_cfg.scales, 8, ae_cfg.node_sets, True)
-    return gen.apply({"params": params}, inputs).argmax(-1).astype(jnp.int32)
+    prev = model.teacher_previous(gen_cfg, toks, codebook)
+    return gen.apply({"params": params}, inputs, None, None, prev).argmax(-1).astype(jnp.int32)
 
   toks = jnp.zeros((n, 64), jnp.int32)
   for t, lo in enumerate(gen_cfg.offsets):   # scale t's tokens depend on scales < t only
     hi = lo + gen_cfg.counts[t]
-    toks = toks.at[:, lo:hi].set(greedy(toks)[:, lo:hi])
+    if gen_cfg.sequential:   # ... and on the step's earlier tokens
+      for p in range(lo, hi):
+        toks = toks.at[:, p].set(greedy(toks)[:, p])
+    else:
+      toks = toks.at[:, lo:hi].set(greedy(toks)[:, lo:hi])
   f = msq.reconstruct(model.split_tokens(toks, ae_cfg.token_shapes), codebook, 8,
                       ae_cfg.node_sets, True)
   want_ops, want_adj = model.ae_lib.plain_decode(*ae.decode_map(st.params, f))

@@ -30,4 +30,7 @@ from experiments.configs import pnag_mbv3
 def get_config():
   c = pnag_mbv3.get_config()
   c.space = "darts"
+  # An operation's input is one choice spread over several wiring tokens
+  # (both operations of an intermediate node): drawn token by token.
+  c.gen.step_order = "sequential"
   return c

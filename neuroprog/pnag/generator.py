@@ -25,6 +25,11 @@ the same network.
 
 Sampling (`GeneratorModules.sample_scale`) keeps a key/value cache per block,
 so each scale costs only its own tokens.
+
+With `step_order="sequential"` the tokens of a step are drawn one at a time
+(`GeneratorModules.sample_token`): token p also reads the code drawn at p - 1
+and attends causally within its step (`attention_mask`), so a step's joint
+distribution is exact rather than a product of independent tokens.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import numpy as np
 
 
 ATTENTIONS = ("causal", "scale")
+STEP_ORDERS = ("parallel", "sequential")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +70,15 @@ class GenConfig:
   # types then their wiring (msq.NewEntryLayout.group_counts, model.input_dim).
   tokens_per_step: Optional[tuple[int, ...]] = None
   input_dim: Optional[int] = None
+  # "parallel": the tokens of a generation step are drawn independently given
+  # everything before the step (next-scale prediction as VAR does it).
+  # "sequential": within a step, token p also reads the code drawn at p - 1
+  # (`prev` inputs) and attends causally to the step's earlier tokens, so a
+  # step's tokens have an exact joint distribution. A joint choice spread
+  # over several tokens needs it: a DARTS operation reading an intermediate
+  # node has edges from both of that node's operations, two wiring tokens
+  # that independent draws rarely set together.
+  step_order: str = "parallel"
 
   def __post_init__(self):
     if self.tokens_per_step is not None:
@@ -73,6 +88,9 @@ class GenConfig:
         raise ValueError(f"tokens_per_step={self.tokens_per_step!r} must be "
                          f"positive ints, one per generation step.")
       object.__setattr__(self, "tokens_per_step", tuple(int(p) for p in t))
+    if self.step_order not in STEP_ORDERS:
+      raise ValueError(f"generator step_order={self.step_order!r}; allowed: "
+                       f"{list(STEP_ORDERS)}.")
     if self.attention not in ATTENTIONS:
       raise ValueError(f"generator attention={self.attention!r}; allowed: "
                        f"{list(ATTENTIONS)}.")
@@ -102,6 +120,36 @@ class GenConfig:
   def offsets(self) -> tuple[int, ...]:
     """Start position of each scale in the sequence."""
     return tuple(int(x) for x in np.cumsum((0,) + self.counts[:-1]))
+
+  @property
+  def sequential(self) -> bool:
+    return self.step_order == "sequential"
+
+
+def attention_mask(cfg: GenConfig, t: Optional[int] = None) -> Optional[np.ndarray]:
+  """bool mask of teacher-forced attention (query, key), or None for none.
+
+  t None: the whole sequence ("causal" attention); t: step t alone ("scale"
+  attention). Parallel steps see their own step whole (`block_causal_mask`);
+  sequential steps see only the step's earlier tokens and themselves.
+  """
+  if t is None:
+    if cfg.sequential:
+      return np.tril(np.ones((cfg.seq_len, cfg.seq_len), bool))
+    return block_causal_mask(cfg.counts)
+  if cfg.sequential:
+    return np.tril(np.ones((cfg.counts[t], cfg.counts[t]), bool))
+  return None
+
+
+def previous_codes(codes_BxLxC: jax.Array, counts: Sequence[int]) -> jax.Array:
+  """float32 [B, L, C]: at each position the code of the step's previous
+  token, zeros at the first token of each step (the `prev` inputs of a
+  sequential generator under teacher forcing)."""
+  shifted = jnp.pad(codes_BxLxC, ((0, 0), (1, 0), (0, 0)))[:, :-1]
+  first = np.zeros(sum(counts), bool)
+  first[np.cumsum((0,) + tuple(counts[:-1]))] = True
+  return jnp.where(jnp.asarray(first)[None, :, None], 0.0, shifted)
 
 
 def block_causal_mask(counts: Sequence[int]) -> np.ndarray:
@@ -165,6 +213,8 @@ class GeneratorModules(nn.Module):
     self.null_condition = self.param("null_condition", nn.initializers.normal(0.02),
                                      (c.cond_dim,))
     self.in_proj = nn.Dense(c.width)
+    if c.sequential:
+      self.prev_proj = nn.Dense(c.width)
     self.cond_in = nn.Dense(c.width)
     self.blocks = [Block(c.width, c.heads, c.mlp_ratio, name=f"block_{i}")
                    for i in range(c.depth)]
@@ -184,38 +234,53 @@ class GeneratorModules(nn.Module):
       cond_BxC = jnp.where(drop_B[:, None], null, cond_BxC)
     return self.cond_in(cond_BxC)
 
-  def _embed(self, t: int, x_BxPxC: Optional[jax.Array], batch: int) -> jax.Array:
+  def _embed(self, t: int, x_BxPxC: Optional[jax.Array], batch: int,
+             prev_BxPxC: Optional[jax.Array] = None, first: int = 0,
+             size: Optional[int] = None) -> jax.Array:
+    """Inputs of positions first .. first + size - 1 of step t (size None:
+    the whole step) -> [B, size, d]."""
     c = self.cfg
-    lo, n = c.offsets[t], c.counts[t]
+    size = c.counts[t] - first if size is None else size
+    lo = c.offsets[t] + first
     if t == 0:
-      x = jnp.broadcast_to(self.start, (batch, n, c.width))
+      x = jnp.broadcast_to(self.start, (batch, size, c.width))
     else:
       x = self.in_proj(x_BxPxC)
-    return x + self.pos[lo:lo + n] + self.level[t]
+    if c.sequential:
+      if prev_BxPxC is None:
+        raise ValueError("a sequential generator needs the previous codes (prev).")
+      x = x + self.prev_proj(prev_BxPxC)
+    return x + self.pos[lo:lo + size] + self.level[t]
 
   def _head(self, x, c_BxD):
     sh, sc = jnp.split(self.final_ada(nn.silu(c_BxD))[:, None, :], 2, -1)
     return self.head(_modulate(self.final_ln(x), sh, sc))
 
   def __call__(self, inputs_BxLxC: jax.Array, cond_BxC: Optional[jax.Array] = None,
-               drop_B: Optional[jax.Array] = None):
+               drop_B: Optional[jax.Array] = None, prev_BxLxC: Optional[jax.Array] = None):
     """Teacher-forced logits [B, L, K]. inputs: next-scale inputs at every
     position (rows of scale 1 are ignored: they read the start vector);
-    drop_B: rows whose condition is replaced by the null one (see condition)."""
+    drop_B: rows whose condition is replaced by the null one (see condition);
+    prev: float32 [B, L, C], the previous token's code within its step
+    (`previous_codes`), required with step_order="sequential", else unused."""
     c = self.cfg
     b = inputs_BxLxC.shape[0]
     cvec = self.condition(cond_BxC, b, drop_B)
-    parts = [self._embed(t, inputs_BxLxC[:, c.offsets[t]:c.offsets[t] + p], b)
-             for t, p in enumerate(c.counts)]
+    sl = [slice(lo, lo + p) for lo, p in zip(c.offsets, c.counts)]
+    parts = [self._embed(t, inputs_BxLxC[:, s], b,
+                         None if prev_BxLxC is None else prev_BxLxC[:, s])
+             for t, s in enumerate(sl)]
     if c.attention == "scale":   # each scale on its own: no L x L matrices
       out = []
-      for x in parts:
+      for t, x in enumerate(parts):
+        m = attention_mask(c, t)
+        m = None if m is None else jnp.asarray(m)
         for blk in self.blocks:
-          x, _ = blk(x, cvec)
+          x, _ = blk(x, cvec, m)
         out.append(x)
       return self._head(jnp.concatenate(out, 1), cvec)
     x = jnp.concatenate(parts, 1)
-    mask = jnp.asarray(block_causal_mask(c.counts))
+    mask = jnp.asarray(attention_mask(c))
     for blk in self.blocks:
       x, _ = blk(x, cvec, mask)
     return self._head(x, cvec)
@@ -233,6 +298,27 @@ class GeneratorModules(nn.Module):
         x, cache = blk(x, cvec_BxD, None, cache)
       new.append(cache)
     return self._head(x, cvec_BxD), new
+
+  def sample_token(self, t: int, p: int, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches):
+    """Sequential generators: logits [B, 1, K] of token p of step t, given
+    the caches of everything it attends to (earlier steps with "causal"
+    attention, and the step's tokens < p); returns (logits, caches + this
+    token). x: its next-scale input (None for t = 0); prev: the code drawn at
+    p - 1 (zeros for p = 0)."""
+    b = cvec_BxD.shape[0]
+    x = self._embed(t, x_Bx1xC, b, prev_Bx1xC, first=p, size=1)
+    new = []
+    for blk, cache in zip(self.blocks, caches):
+      x, cache = blk(x, cvec_BxD, None, cache)
+      new.append(cache)
+    return self._head(x, cvec_BxD), new
+
+
+def init_params(cfg: GenConfig, key: jax.Array):
+  """Fresh generator parameters of a config (from zero inputs of batch 1)."""
+  x = jnp.zeros((1, cfg.seq_len, cfg.in_dim))
+  prev = jnp.zeros((1, cfg.seq_len, cfg.channels)) if cfg.sequential else None
+  return GeneratorModules(cfg).init(key, x, None, None, prev)["params"]
 
 
 def empty_caches(cfg: GenConfig, batch: int):

@@ -142,12 +142,21 @@ def split_tokens(tokens_BxL: jax.Array, shapes) -> list:
   return out
 
 
+def teacher_previous(gen_cfg: gen_lib.GenConfig, tokens_BxL, codebook_KxC):
+  """The `prev` inputs of a sequential generator under teacher forcing
+  (float32 [B, L, C], `generator.previous_codes`); None for a parallel one."""
+  if not gen_cfg.sequential:
+    return None
+  return gen_lib.previous_codes(codebook_KxC[tokens_BxL], gen_cfg.counts)
+
+
 def generator_loss(gen: gen_lib.GeneratorModules, params, inputs_BxLxC, tokens_BxL,
-                   cond_BxC=None, drop_B=None):
+                   cond_BxC=None, drop_B=None, prev_BxLxC=None):
   """Mean token cross-entropy and token accuracy of teacher-forced next-scale
   prediction. cond_BxC: float32 [B, cond_dim] or None (null condition);
-  drop_B: bool [B], rows trained on the null condition instead (CFG)."""
-  logits = gen.apply({"params": params}, inputs_BxLxC, cond_BxC, drop_B)
+  drop_B: bool [B], rows trained on the null condition instead (CFG);
+  prev_BxLxC: `teacher_previous` (sequential generators)."""
+  logits = gen.apply({"params": params}, inputs_BxLxC, cond_BxC, drop_B, prev_BxLxC)
   logp = jax.nn.log_softmax(logits)
   ce = -jnp.mean(jnp.take_along_axis(logp, tokens_BxL[..., None], -1))
   acc = jnp.mean(logits.argmax(-1) == tokens_BxL)
@@ -240,16 +249,35 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       cnull = gen.apply(v, None, n, method=gen_lib.GeneratorModules.condition)
       cvec = jnp.concatenate([cvec, cnull])
     caches = gen_lib.empty_caches(gen_cfg, b)
+    c = ae_cfg.channels
+
+    def guide(logits):
+      return logits[n:] + guidance * (logits[:n] - logits[n:]) if guided else logits
 
     def draw(step, x):   # the generator's logits for one step, then one code per token
       nonlocal caches
+      if gen_cfg.sequential:
+        return draw_sequential(step, x)
       logits, caches = gen.apply(v, step, x, cvec, caches,
                                  method=gen_lib.GeneratorModules.sample_scale)
-      if guided:
-        logits = logits[n:] + guidance * (logits[:n] - logits[n:])
-      return draw_tokens(jax.random.fold_in(key, step), logits, temperature, top_k)
+      return draw_tokens(jax.random.fold_in(key, step), guide(logits), temperature, top_k)
 
-    c = ae_cfg.channels
+    def draw_sequential(step, x):   # one token at a time, each reading the last code
+      nonlocal caches
+      if gen_cfg.attention == "scale":   # a step attends only to itself
+        caches = gen_lib.empty_caches(gen_cfg, b)
+      prev = jnp.zeros((b, 1, c))
+      idx = []
+      for p in range(gen_cfg.counts[step]):
+        logits, caches = gen.apply(v, step, p, None if x is None else x[:, p:p + 1], prev,
+                                   cvec, caches, method=gen_lib.GeneratorModules.sample_token)
+        idx.append(draw_tokens(jax.random.fold_in(jax.random.fold_in(key, step), p),
+                               guide(logits), temperature, top_k))
+        prev = codebook[idx[-1]]
+        if guided:
+          prev = jnp.concatenate([prev, prev])
+      return jnp.concatenate(idx, 1)
+
     x = None
     inter = []
     if new:

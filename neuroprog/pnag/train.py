@@ -60,7 +60,7 @@ SCHEDULES = ("subarch", "pyramid")
 AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise", "scale_tokens")
-GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention")
+GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention", "step_order")
 # The keys that count training steps: `extend=True` lets them grow.
 STEP_KEYS = ("ae_steps", "gen_steps")
 # Every key of a PNAG config, with its default: the one place they live.
@@ -254,7 +254,11 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "gen_learning_rate"), total)
   key = jax.random.key(_get(config, "seed"))
-  params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1]))["params"]
+  def prev_of(toks_BxL):
+    return model_lib.teacher_previous(gen_cfg, toks_BxL, codebook)
+
+  params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1]), None, None,
+                    prev_of(toks[:1]))["params"]
   state = {"params": params, "opt": opt.init(params)}
 
   def one(carry, step):
@@ -262,7 +266,8 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
     idx = jax.random.randint(k, (bsz,), 0, toks.shape[0])
     cond, drop = (None, None) if cond_fn is None else cond_fn(jax.random.fold_in(k, 1), idx)
     (loss, acc), g = jax.value_and_grad(
-        lambda p: model_lib.generator_loss(gen, p, inputs_of(toks[idx]), toks[idx], cond, drop),
+        lambda p: model_lib.generator_loss(gen, p, inputs_of(toks[idx]), toks[idx], cond, drop,
+                                           prev_of(toks[idx])),
         has_aux=True)(carry["params"])
     up, os_ = opt.update(g, carry["opt"], carry["params"])
     return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
@@ -432,7 +437,7 @@ def load(workdir: str) -> model_lib.PNAG:
   key = jax.random.key(0)
   st = ae.init(key)
   abstract1 = {"ae": st._asdict(), "opt": _optimizer(1.0, 10).init(st.params)}
-  params = gen.init(key, jnp.zeros((1, gen_cfg.seq_len, gen_cfg.in_dim)))["params"]
+  params = gen_lib.init_params(gen_cfg, key)
   abstract2 = {"params": params, "opt": _optimizer(1.0, 10).init(params)}
   restored = []
   for name, tree, steps in (("stage1", abstract1, _get(config, "ae_steps")),
