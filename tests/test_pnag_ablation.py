@@ -53,11 +53,12 @@ def test_markdown_labels_the_scales():
   row = {"scc_scales": 1, "seeds": [0, 1], "validity": 0.75, "validity_std": 0.25,
          "uniqueness": 1.0, "uniqueness_std": 0.0, "novelty": 0.5, "novelty_std": 0.1,
          "heldout_reconstruction": 1.0, "heldout_reconstruction_std": 0.0,
-         "scale_validity": [0.5, 0.25, 0.75]}
+         "scale_validity": [0.5, 0.25, 0.75], "heldout_scale_reconstruction": [1.0, 0.5, 1.0]}
   md = ablation.markdown({"space": "nb201", "scales": [3, 5, 8], "rows": [row]})
   assert ("| first 1 (3) | 75.0% ± 25.0 | 100.0% ± 0.0 | 50.0% ± 10.0 | 100.0% ± 0.0 "
-          "| 50.0 / 25.0 / 75.0 |") in md
+          "| 50.0 / 25.0 / 75.0 | 100.0 / 50.0 / 100.0 |") in md
   assert "plain validity per scale (n = 3, 5, 8)" in md
+  assert "held-out reconstruction per scale (n = 3, 5, 8)" in md
 
 
 def test_seeds():
@@ -77,6 +78,7 @@ def test_tiny_ablation_end_to_end(tmp_path):
   out = ablation.run(c, str(tmp_path))
   assert [r["scc_scales"] for r in out["rows"]] == [0, 3]
   assert all(len(r["scale_validity"]) == 3 for r in out["rows"])
+  assert all(len(r["heldout_scale_reconstruction"]) == 3 for r in out["rows"])
   for r in out["rows"]:
     for m in ablation.METRICS:
       assert 0.0 <= r[m] <= 1.0

@@ -6,8 +6,9 @@ SCC, T = every scale), once per seed of `scc_seeds` (None: config.seed
 alone), each in workdir/scc_<t> (one seed) or workdir/scc_<t>_seed<s> (each
 resumable), and writes workdir/results.json, results.md and
 scc_ablation.png: validity, uniqueness, novelty and held-out reconstruction
-against t (mean and standard deviation over seeds), and the plain validity of
-every intermediate scale (`scale_validity`, mean over seeds).
+against t (mean and standard deviation over seeds), and, per scale, the plain
+validity of the samples' sub-architectures (`scale_validity`) and the held-out
+reconstruction (`heldout_scale_reconstruction`), means over seeds.
 
 Samples are decoded plainly (the schema's default `decode="argmax"`; a config
 may still ask for "valid"): the constrained decoder would make validity 1 in every setting
@@ -87,7 +88,8 @@ def run(config, workdir: str, settings_override: Optional[Sequence[int]] = None)
     for m in METRICS:
       vals = np.array([o[m] for o in outs], float)
       row[m], row[m + "_std"] = float(vals.mean()), float(vals.std())
-    row["scale_validity"] = np.mean([o["scale_validity"] for o in outs], 0).round(4).tolist()
+    for k in ("scale_validity", "heldout_scale_reconstruction"):
+      row[k] = np.mean([o[k] for o in outs], 0).round(4).tolist()
     row["train_time_s"] = [o["train_time_s"] for o in outs]
     rows.append(row)
   _, ae_cfg, _ = pnag_train.build(base)
@@ -114,16 +116,19 @@ def seeds_of(config) -> tuple[int, ...]:
 
 def markdown(result) -> str:
   scales = result["scales"]
+  n_list = ", ".join(map(str, scales))
   lines = ["| SCC on scales | " + " | ".join(METRICS)
-           + " | plain validity per scale (n = " + ", ".join(map(str, scales)) + ") |",
-           "|---|" + "---|" * (len(METRICS) + 1)]
+           + f" | plain validity per scale (n = {n_list}) | held-out reconstruction per "
+           f"scale (n = {n_list}) |",
+           "|---|" + "---|" * (len(METRICS) + 2)]
   for r in result["rows"]:
     t = r["scc_scales"]
     label = "none" if t == 0 else f"first {t} ({', '.join(map(str, scales[:t]))})"
     cells = [f"{100 * r[m]:.1f}%" + (f" ± {100 * r[m + '_std']:.1f}" if len(r.get("seeds", [])) > 1
                                       else "") for m in METRICS]
-    per_scale = " / ".join(f"{100 * v:.1f}" for v in r.get("scale_validity", []))
-    lines.append(f"| {label} | " + " | ".join(cells) + f" | {per_scale} |")
+    per_scale = [" / ".join(f"{100 * v:.1f}" for v in r.get(k, []))
+                 for k in ("scale_validity", "heldout_scale_reconstruction")]
+    lines.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(per_scale) + " |")
   return "\n".join(lines)
 
 
@@ -132,14 +137,24 @@ def plot(result, path: str) -> None:
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
   ts = [r["scc_scales"] for r in result["rows"]]
-  fig, ax = plt.subplots(figsize=(5.5, 3.8))
+  scales = result["scales"]
+  fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
   for m in METRICS:
     ax.plot(ts, [100 * r[m] for r in result["rows"]], "o-", label=m)
   ax.set_xticks(ts)
-  ax.set_xlabel(f"scales with SCC (of {len(result['scales'])}: {result['scales']})")
-  ax.set_ylabel("%")
+  ax.set_xlabel(f"scales with SCC (of {len(scales)}: {scales})")
+  ax.set_ylabel("% (final architectures)")
   ax.set_title(f"SCC ablation, {result['space']}")
   ax.legend(fontsize=7)
+  # Right: plain validity of every scale's decoded sub-architecture, one line per setting.
+  for r in result["rows"]:
+    if r.get("scale_validity"):
+      ax2.plot(scales[:len(r["scale_validity"])], [100 * v for v in r["scale_validity"]],
+               "o-", ms=3, label=f"SCC on {r['scc_scales']}")
+  ax2.set_xticks(scales)
+  ax2.set_xlabel("scale (nodes n of the sub-architecture)")
+  ax2.set_ylabel("% of samples valid at that scale")
+  ax2.legend(fontsize=7)
   fig.tight_layout()
   fig.savefig(path, dpi=150)
   plt.close(fig)
