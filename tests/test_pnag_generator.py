@@ -200,12 +200,14 @@ def test_sequential_steps_are_causal_within_a_step_and_match_token_sampling(atte
   for t, count in enumerate(cfg.counts):
     if attention == "scale":
       caches = gen_lib.empty_caches(cfg, 3)
+    bufs = gen_lib.empty_buffers(cfg, 3, count)
     for q in range(count):
       pos = off[t] + q
       xt = None if t == 0 else x[:, pos:pos + 1]
-      logits, caches = gen.apply(v, t, q, xt, prev[:, pos:pos + 1], cvec, caches,
-                                 method=gen_lib.GeneratorModules.sample_token)
+      logits, bufs = gen.apply(v, t, jnp.int32(q), xt, prev[:, pos:pos + 1], cvec, caches,
+                               bufs, method=gen_lib.GeneratorModules.sample_token)
       np.testing.assert_allclose(logits[:, 0], base[:, pos], atol=1e-4)
+    caches = gen_lib.extend_caches(caches, bufs)
   with pytest.raises(ValueError, match="needs the previous codes"):
     gen.apply(v, x)
   with pytest.raises(ValueError, match="step_order='joint'; allowed"):

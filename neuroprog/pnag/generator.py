@@ -169,10 +169,15 @@ class Block(nn.Module):
   mlp_ratio: int
 
   @nn.compact
-  def __call__(self, x_BxLxD, c_BxD, mask_LxL=None, cache=None):
+  def __call__(self, x_BxLxD, c_BxD, mask_LxL=None, cache=None, buffer=None):
     """Returns (x, cache). With a cache (k, v [B, H, P, dh] of the P earlier
     positions, or (None, None)) the queries attend to those and to themselves,
-    and the returned cache holds all P + L positions."""
+    and the returned cache holds all P + L positions.
+
+    buffer (k, v [B, H, S, dh], p int32 scalar, may be traced): one query
+    (L = 1) at slot p of a fixed-size buffer of its step's S tokens; its key
+    and value are written at p, it attends to the cache and to slots <= p,
+    and (x, (k, v)) comes back with the updated buffer (`sample_token`)."""
     b, l, d = x_BxLxD.shape
     h, dh = self.heads, self.width // self.heads
     mod = nn.Dense(6 * d, kernel_init=nn.initializers.zeros, name="ada")(nn.silu(c_BxD))
@@ -186,7 +191,18 @@ class Block(nn.Module):
     else:
       qkv = qkv.reshape(b, l, 3, h, dh).transpose(2, 0, 3, 1, 4)
       q, k, v = qkv[0], qkv[1], qkv[2]                    # [B, H, L, dh]
-    if cache is not None:
+    if buffer is not None:
+      kbuf, vbuf, slot = buffer
+      kbuf = jax.lax.dynamic_update_slice_in_dim(kbuf, k, slot, 2)
+      vbuf = jax.lax.dynamic_update_slice_in_dim(vbuf, v, slot, 2)
+      mask_LxL = (jnp.arange(kbuf.shape[2]) <= slot)[None, :]
+      k, v = kbuf, vbuf
+      if cache is not None and cache[0] is not None:
+        mask_LxL = jnp.concatenate([jnp.ones((1, cache[0].shape[2]), bool), mask_LxL], 1)
+        k = jnp.concatenate([cache[0], k], 2)
+        v = jnp.concatenate([cache[1], v], 2)
+      cache = (kbuf, vbuf)
+    elif cache is not None:
       if cache[0] is not None:     # keys/values of the earlier scales
         k = jnp.concatenate([cache[0], k], 2)
         v = jnp.concatenate([cache[1], v], 2)
@@ -241,7 +257,10 @@ class GeneratorModules(nn.Module):
     the whole step) -> [B, size, d]."""
     c = self.cfg
     size = c.counts[t] - first if size is None else size
-    lo = c.offsets[t] + first
+    if isinstance(first, (int, np.integer)):
+      pos = self.pos[c.offsets[t] + first:c.offsets[t] + first + size]
+    else:   # a traced position (`sample_token` under scan)
+      pos = jax.lax.dynamic_slice_in_dim(self.pos, c.offsets[t] + first, size)
     if t == 0:
       x = jnp.broadcast_to(self.start, (batch, size, c.width))
     else:
@@ -250,7 +269,7 @@ class GeneratorModules(nn.Module):
       if prev_BxPxC is None:
         raise ValueError("a sequential generator needs the previous codes (prev).")
       x = x + self.prev_proj(prev_BxPxC)
-    return x + self.pos[lo:lo + size] + self.level[t]
+    return x + pos + self.level[t]
 
   def _head(self, x, c_BxD):
     sh, sc = jnp.split(self.final_ada(nn.silu(c_BxD))[:, None, :], 2, -1)
@@ -299,18 +318,22 @@ class GeneratorModules(nn.Module):
       new.append(cache)
     return self._head(x, cvec_BxD), new
 
-  def sample_token(self, t: int, p: int, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches):
-    """Sequential generators: logits [B, 1, K] of token p of step t, given
-    the caches of everything it attends to (earlier steps with "causal"
-    attention, and the step's tokens < p); returns (logits, caches + this
-    token). x: its next-scale input (None for t = 0); prev: the code drawn at
-    p - 1 (zeros for p = 0)."""
+  def sample_token(self, t: int, p, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches, buffers):
+    """Sequential generators: logits [B, 1, K] of token p of step t.
+
+    p: int32 scalar (may be traced: the sampler scans over a step's tokens).
+    x: the token's next-scale input (None for t = 0); prev: the code drawn at
+    p - 1 (zeros for p = 0). caches: per block, keys/values of the earlier
+    steps it attends to ("causal" attention; (None, None) for none), left
+    unchanged; buffers: per block (k, v [B, H, S, dh]) of this step's S
+    tokens (`empty_buffers`), slot p written. Returns (logits, buffers).
+    """
     b = cvec_BxD.shape[0]
     x = self._embed(t, x_Bx1xC, b, prev_Bx1xC, first=p, size=1)
     new = []
-    for blk, cache in zip(self.blocks, caches):
-      x, cache = blk(x, cvec_BxD, None, cache)
-      new.append(cache)
+    for blk, cache, buf in zip(self.blocks, caches, buffers):
+      x, buf = blk(x, cvec_BxD, None, cache, (buf[0], buf[1], p))
+      new.append(buf)
     return self._head(x, cvec_BxD), new
 
 
@@ -319,6 +342,19 @@ def init_params(cfg: GenConfig, key: jax.Array):
   x = jnp.zeros((1, cfg.seq_len, cfg.in_dim))
   prev = jnp.zeros((1, cfg.seq_len, cfg.channels)) if cfg.sequential else None
   return GeneratorModules(cfg).init(key, x, None, None, prev)["params"]
+
+
+def empty_buffers(cfg: GenConfig, batch: int, size: int):
+  """Zero key/value buffers for `sample_token`, one (k, v) float32
+  [B, H, size, dh] per block."""
+  shape = (batch, cfg.heads, size, cfg.width // cfg.heads)
+  return [(jnp.zeros(shape), jnp.zeros(shape)) for _ in range(cfg.depth)]
+
+
+def extend_caches(caches, buffers):
+  """The caches of the earlier steps followed by a finished step's buffers."""
+  return [(k, v) if c is None else (jnp.concatenate([c, k], 2), jnp.concatenate([cv, v], 2))
+          for (c, cv), (k, v) in zip(caches, buffers)]
 
 
 def empty_caches(cfg: GenConfig, batch: int):

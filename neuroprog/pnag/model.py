@@ -262,21 +262,34 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
                                  method=gen_lib.GeneratorModules.sample_scale)
       return draw_tokens(jax.random.fold_in(key, step), guide(logits), temperature, top_k)
 
-    def draw_sequential(step, x):   # one token at a time, each reading the last code
+    def draw_sequential(step, x):
+      # One token at a time, each reading the last code, as a scan over the
+      # step's tokens with fixed-size key/value buffers: one traced body per
+      # step, so compile time does not grow with the number of tokens.
       nonlocal caches
-      if gen_cfg.attention == "scale":   # a step attends only to itself
-        caches = gen_lib.empty_caches(gen_cfg, b)
-      prev = jnp.zeros((b, 1, c))
-      idx = []
-      for p in range(gen_cfg.counts[step]):
-        logits, caches = gen.apply(v, step, p, None if x is None else x[:, p:p + 1], prev,
-                                   cvec, caches, method=gen_lib.GeneratorModules.sample_token)
-        idx.append(draw_tokens(jax.random.fold_in(jax.random.fold_in(key, step), p),
-                               guide(logits), temperature, top_k))
-        prev = codebook[idx[-1]]
+      count = gen_cfg.counts[step]
+      earlier = (gen_lib.empty_caches(gen_cfg, b) if gen_cfg.attention == "scale"
+                 else caches)   # "scale": a step attends only to itself
+      step_key = jax.random.fold_in(key, step)
+
+      def body(carry, inp):
+        prev, bufs = carry
+        p, x_p = inp
+        logits, bufs = gen.apply(v, step, p, None if x_p is None else x_p[:, None], prev,
+                                 cvec, earlier, bufs,
+                                 method=gen_lib.GeneratorModules.sample_token)
+        idx = draw_tokens(jax.random.fold_in(step_key, p), guide(logits), temperature, top_k)
+        prev = codebook[idx]
         if guided:
           prev = jnp.concatenate([prev, prev])
-      return jnp.concatenate(idx, 1)
+        return (prev, bufs), idx[:, 0]
+
+      xs = (jnp.arange(count), None if x is None else jnp.swapaxes(x, 0, 1))
+      (_, bufs), idx = jax.lax.scan(
+          body, (jnp.zeros((b, 1, c)), gen_lib.empty_buffers(gen_cfg, b, count)), xs)
+      if gen_cfg.attention != "scale":
+        caches = gen_lib.extend_caches(earlier, bufs)
+      return idx.T
 
     x = None
     inter = []
