@@ -71,9 +71,13 @@ def test_masked_logits_get_probability_zero():
   np.testing.assert_allclose(freq[[0, 2]], _softmax([1.0, 0.0]), atol=0.0045)
 
 
-@pytest.mark.parametrize("attention,step_order", [("causal", "parallel"),
-                                                  ("scale", "parallel"),
-                                                  ("scale", "sequential")])
+# The causal variants are slow tests (about a minute each): their generator
+# paths are checked cheaply in test_pnag_generator.py.
+@pytest.mark.parametrize("attention,step_order", [
+    pytest.param("causal", "parallel", marks=pytest.mark.slow),
+    ("scale", "parallel"),
+    pytest.param("causal", "sequential", marks=pytest.mark.slow),
+    ("scale", "sequential")])
 def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(attention,
                                                                           step_order):
   """The jitted sampler (running node context, caches) and teacher forcing
