@@ -292,7 +292,7 @@ def test_new_entry_generator_inputs_are_the_node_context_of_the_map():
   idx = [jax.random.randint(jax.random.key(t), (2, p), 0, 5) for t, p in enumerate(lay.counts)]
   inputs = np.asarray(model_lib.teacher_inputs(idx, codebook, (3, 4, 6), size, NEW_SETS,
                                                new_entries=True))
-  assert inputs.shape == (2, 36, 9 * c)
+  assert inputs.shape == (2, 36, 10 * c)
   np.testing.assert_array_equal(inputs[:, :3], 0.0)
   codes = np.concatenate([np.asarray(codebook)[np.asarray(i)] for i in idx], 1)   # [2, 36, c]
   bounds = np.cumsum((0,) + lay.group_counts)
@@ -305,11 +305,50 @@ def test_new_entry_generator_inputs_are_the_node_context_of_the_map():
     node = np.concatenate([f.sum(2) / present, f.sum(1) / present,
                            np.einsum("biic->bic", f)], -1)   # [2, N, 3c]
     whole = node.sum(1) / present
+    # Twins exist only between scales adding as many nodes: none here (scale 0
+    # adds three nodes, scale 1 one, scale 2 two); see the test below.
+    new_t = sorted(set(NEW_SETS[t]) - set(NEW_SETS[t - 1])) if t else []
+    new_p = sorted(set(NEW_SETS[t - 1]) - set(NEW_SETS[t - 2] if t > 1 else ())) if t else []
+    swap = dict(zip(new_t, new_p)) if len(new_t) == len(new_p) else None
     for p, (i, j) in enumerate(zip(rows, cols)):
-      want = np.concatenate([node[:, i], node[:, j], whole], -1)
+      twin = np.zeros((2, c))
+      if swap is not None:
+        twin = f[:, swap.get(int(i), int(i)), swap.get(int(j), int(j))]
+      want = np.concatenate([node[:, i], node[:, j], whole, twin], -1)
       np.testing.assert_allclose(inputs[:, bounds[g] + p], want, atol=1e-5)
   # The wiring step of scale 1 reads node 2's type, drawn in the step before.
   _, rows, cols, _ = lay.groups[3]
   p = list(zip(rows.tolist(), cols.tolist())).index((0, 2))
   np.testing.assert_allclose(inputs[:, bounds[3] + p, 3 * c + 2 * c:3 * c + 3 * c],
                              codes[:, bounds[2]], atol=1e-6)
+
+
+def test_twins_are_the_previous_new_nodes_entries():
+  """One node per scale: token (i, j) of scale t reads the code of the entry
+  with t's new node replaced by t-1's, from the tokens of scale t-1."""
+  from neuroprog.pnag import model as model_lib
+  sets = ((0, 1, 5), (0, 1, 2, 5), (0, 1, 2, 3, 5), (0, 1, 2, 3, 4, 5))
+  size, c = 6, 2
+  lay = msq.new_entry_layout(sets, size)
+  # Scale 2 adds node 3 after scale 1 added node 2: (3, 3) -> (2, 2), (0, 3) -> (0, 2),
+  # (3, 5) -> (2, 5), (2, 3) -> (2, 2)... every twin lies in scale 1's tokens.
+  prev_pos = [int(q) for q in lay.positions[1]]
+  for g in (4, 5):
+    t, rows, cols, _ = lay.groups[g]
+    assert t == 2
+    for (i, j), k in zip(zip(rows.tolist(), cols.tolist()), lay.twins[g].tolist()):
+      ti, tj = (2 if i == 3 else i), (2 if j == 3 else j)
+      assert prev_pos[k] == ti * size + tj, (i, j)
+  # Scale 1 follows a scale adding three nodes: no twin (the zero slot).
+  assert set(lay.twins[2].tolist()) == {lay.counts[0]}
+  codebook = jax.random.normal(jax.random.key(3), (5, c))
+  idx = [jax.random.randint(jax.random.key(t), (2, p), 0, 5) for t, p in enumerate(lay.counts)]
+  inputs = np.asarray(model_lib.teacher_inputs(idx, codebook, (3, 4, 5, 6), size, sets,
+                                               new_entries=True))
+  codes = np.concatenate([np.asarray(codebook)[np.asarray(i)] for i in idx], 1)
+  bounds = np.cumsum((0,) + lay.group_counts)
+  t, rows, cols, _ = lay.groups[6]          # scale 3's types step: node 4's diagonal
+  assert (rows.tolist(), cols.tolist()) == ([4], [4])
+  k_33 = lay.offsets[2] + [int(q) for q in lay.positions[2]].index(3 * size + 3)
+  np.testing.assert_allclose(inputs[:, bounds[6], 9 * c:], codes[:, k_33], atol=1e-6)
+  np.testing.assert_array_equal(inputs[:, bounds[2]:bounds[3], 9 * c:], 0.0)

@@ -67,8 +67,8 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
   None on the pyramid; zeros for t = 0, which the generator ignores),
   C_in = C. New-entry tokens: generation step g (two per scale,
   `msq.NewEntryLayout.groups`) reads the node context after steps < g of each
-  token's two endpoints and of the whole sub-architecture
-  (`context_inputs`), C_in = 9 C; zeros for g = 0.
+  token's two endpoints and of the whole sub-architecture, and its twin's
+  code (`context_inputs`), C_in = 10 C; zeros for g = 0.
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
   if new_entries:
@@ -79,7 +79,9 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
     parts = [jnp.zeros((b, lay.group_counts[0], input_dim(c, True)))]
     for g in range(1, len(lay.groups)):
       ctx = context_add(ctx, codes[:, bounds[g - 1]:bounds[g]], lay, g - 1)
-      parts.append(context_inputs(ctx, lay, g))
+      t = lay.groups[g][0]
+      prev = None if t == 0 else codes[:, lay.offsets[t - 1]:lay.offsets[t]]
+      parts.append(context_inputs(ctx, lay, g, prev))
     return jnp.concatenate(parts, 1)
   nsets = msq.per_scale_nodes(scales, node_sets)
   parts = [jnp.zeros((b, scales[0] ** 2, c))]
@@ -92,7 +94,7 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
 
 def input_dim(channels: int, new_entries: bool) -> int:
   """Width C_in of the generator's next-scale inputs (`teacher_inputs`)."""
-  return 9 * channels if new_entries else channels
+  return 10 * channels if new_entries else channels
 
 
 def context_start(batch: int, size: int, channels: int) -> jax.Array:
@@ -109,19 +111,34 @@ def context_add(ctx_Bx3xNxC: jax.Array, codes_BxGxC: jax.Array,
   return ctx_Bx3xNxC + jnp.einsum("knp,bpc->bknc", m, codes_BxGxC)
 
 
-def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int) -> jax.Array:
-  """float32 [B, G_g, 9 C]: what token (i, j) of generation step g reads,
+def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
+                   prev_scale_BxPxC: Optional[jax.Array] = None) -> jax.Array:
+  """float32 [B, G_g, 10 C]: what token (i, j) of generation step g reads,
   from the context after steps < g: node i's (row mean, column mean, diagonal
-  code), node j's, and their mean over the nodes present. The means are over
-  the nodes of the sub-architecture being drawn (n_{t-1} for a types step,
-  n_t for a wiring step, whose new nodes carry only their diagonal codes);
-  a node not drawn yet has zero context. g >= 1."""
+  code), node j's, their mean over the nodes present, and the code of its
+  twin (`msq.NewEntryLayout.twins`: the same entry of the previous scale's
+  new node; zeros where there is none). The means are over the nodes of the
+  sub-architecture being drawn (n_{t-1} for a types step, n_t for a wiring
+  step, whose new nodes carry only their diagonal codes); a node not drawn
+  yet has zero context. prev_scale: the codes of scale t-1's tokens
+  [B, P_{t-1}, C] (None at t = 0). g >= 1.
+
+  Why the twin: node means cannot say which node a choice concerns. A MBV3
+  layer slot may hold a layer only if the previous slot does, and the
+  second operation of a DARTS node must read another input than the first:
+  both are the previous new node's entry at the same place."""
   b, _, n, c = ctx_Bx3xNxC.shape
-  _, rows, cols, present = lay.groups[g]
+  t, rows, cols, present = lay.groups[g]
   scale = jnp.asarray([1.0 / present, 1.0 / present, 1.0])[:, None, None]
   node = (ctx_Bx3xNxC * scale).transpose(0, 2, 1, 3).reshape(b, n, 3 * c)
   whole = jnp.broadcast_to(node.sum(1, keepdims=True) / present, (b, len(rows), 3 * c))
-  return jnp.concatenate([node[:, rows], node[:, cols], whole], -1)
+  if prev_scale_BxPxC is None:
+    twin = jnp.zeros((b, len(rows), c), ctx_Bx3xNxC.dtype)
+  else:   # index P_{t-1} is the zero slot
+    padded = jnp.concatenate([prev_scale_BxPxC, jnp.zeros((b, 1, c), prev_scale_BxPxC.dtype)],
+                             1)
+    twin = padded[:, lay.twins[g]]
+  return jnp.concatenate([node[:, rows], node[:, cols], whole, twin], -1)
 
 
 def flat_tokens(indices) -> jax.Array:
@@ -299,13 +316,16 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       # nodes' types, then their wiring, the scale's map complete after both.
       ctx, codes = context_start(n, size, c), []
       last_step = {t: g for g, (t, _, _, _) in enumerate(lay.groups)}   # scale -> its last step
+      scale_codes = {}   # scale -> codes of its steps, [n, *, C] each
       for g, (t, _, _, _) in enumerate(lay.groups):
         if g > 0:
-          x = context_inputs(ctx, lay, g)
+          prev = None if t == 0 else jnp.concatenate(scale_codes[t - 1], 1)
+          x = context_inputs(ctx, lay, g, prev)
           if guided:
             x = jnp.concatenate([x, x])
         idx = draw(g, x)
         codes.append(codebook[idx])
+        scale_codes.setdefault(t, []).append(codes[-1])
         ctx = context_add(ctx, codes[-1], lay, g)
         if per_scale and g == last_step[t] and t < len(scales) - 1:
           inter.append(ae_lib.plain_decode(*ae.decode_map(

@@ -146,6 +146,12 @@ class NewEntryLayout:
     groups: per generation step g, (scale t, rows [G_g], cols [G_g], number
       of nodes whose context it reads: n_{t-1} for a types step (0 at t = 0),
       n_t for a wiring step). group_counts: (G_1, ..., G_{2T}).
+    twins: per generation step g, int [G_g]: for each token (i, j) of scale
+      t, the index among scale t-1's P_{t-1} tokens of its twin, the entry
+      with t's new nodes replaced by t-1's (the previous node's type for a
+      type token; whether the same node fed the previous node, for a wiring
+      token), or P_{t-1} (none) at t = 0 and where the two scales add
+      different numbers of nodes.
   """
 
   def __init__(self, node_sets, size: int):
@@ -180,6 +186,24 @@ class NewEntryLayout:
       end = self.offsets[t] + self.counts[t]
       map_index.append(np.where(seq >= 0, seq, end))
     self.map_index = tuple(map_index)
+    # Twins: token (i, j) of scale t corresponds to the entry of scale t - 1
+    # with t's new nodes replaced by t - 1's (in order, when both scales add
+    # as many nodes): what the previous new node drew at the same place.
+    twins = []
+    for t_g, rows, cols, _ in self.groups:
+      p_prev = self.counts[t_g - 1] if t_g else 0
+      idx = np.full(len(rows), p_prev)
+      if t_g:
+        new_t = sorted(set(self.node_sets[t_g]) - set(self.node_sets[t_g - 1]))
+        new_p = sorted(set(self.node_sets[t_g - 1])
+                       - set(self.node_sets[t_g - 2] if t_g > 1 else ()))
+        if len(new_t) == len(new_p):
+          swap = dict(zip(new_t, new_p))
+          local = {int(q): k for k, q in enumerate(self.positions[t_g - 1])}
+          idx = np.array([local.get(swap.get(int(r), int(r)) * size + swap.get(int(c), int(c)),
+                                    p_prev) for r, c in zip(rows, cols)], int)
+      twins.append(idx)
+    self.twins = tuple(twins)
 
   @functools.cached_property
   def endpoint_matrices(self):
