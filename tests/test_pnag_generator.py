@@ -170,7 +170,7 @@ def test_scale_attention_sees_only_its_own_scale_and_matches_its_sampling_path(s
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, attention="global")
 
 
-@pytest.mark.parametrize("attention", ["causal", "scale"])
+@pytest.mark.parametrize("attention", [pytest.param("causal", marks=pytest.mark.slow), "scale"])
 def test_sequential_steps_are_causal_within_a_step_and_match_token_sampling(attention):
   cfg = gen_lib.GenConfig(scales=(1, 2, 4), channels=6, codebook_size=16, width=16, depth=2,
                           heads=2, cond_dim=5, attention=attention, step_order="sequential")
