@@ -4,7 +4,7 @@ For each space: architectures per second drawn by `neuroprog.pnag.model.sampler`
 at batch 4,096 (token maps scale by scale, codebook lookups, upsampling,
 decoding, by default plainly as `sample` does (`--decode valid`: the
 constrained decoder);
-compilation excluded), the FLOPs per architecture from XLA's cost analysis,
+compilation excluded; `compile_s`: the first call less one batch), the FLOPs per architecture from XLA's cost analysis,
 and the machine's fp32 matmul GFLOP/s measured in the same run. Architectures
 come from the space's experiment config; with `--workdir space=DIR` the
 trained parameters of that workdir are used (and the share of valid graphs is
@@ -23,6 +23,7 @@ import ast
 import importlib
 import os
 import sys
+import time
 
 import jax
 import numpy as np
@@ -77,6 +78,9 @@ def main():
     fn = model_lib.sampler(model.ae_cfg, model.gen_cfg, args.batch,
                            space_name=name if args.decode == "valid" else None)
     call = lambda k: fn(model.ae_params, model.codebook, model.gen_params, k, None)
+    t0 = time.perf_counter()   # the first call: compilation plus one batch
+    jax.block_until_ready(call(jax.random.key(1)))
+    first = time.perf_counter() - t0
     sec = common.time_call(call, jax.random.key(0), min_time=3.0)
     flops = common.flops_of(fn, model.ae_params, model.codebook, model.gen_params,
                             jax.random.key(0), None)
@@ -84,6 +88,7 @@ def main():
               "decode": args.decode,
               "trained": name in workdirs,
               "archs_per_s": round(args.batch / sec, 1),
+              "compile_s": round(first - sec, 1),
               "seconds_per_arch": sec / args.batch,
               "flops_per_arch": None if flops is None else round(flops / args.batch),
               "achieved_gflops": None if flops is None else round(flops / sec / 1e9, 2),
