@@ -89,3 +89,27 @@ def test_tiny_ablation_end_to_end(tmp_path):
   assert cfg0["decode"] == "argmax"     # the ablation measures the plain generator
   # The two settings train different autoencoders.
   assert json.load(open(tmp_path / "scc_3" / "config.json"))["ae"]["scc_num_scales"] == 3
+
+
+def test_report_rebuilds_the_table_from_finished_runs(tmp_path):
+  c = _tiny()
+  c.scc_settings, c.scc_seeds = (0, 2), (0, 1)
+  (tmp_path / "config.json").write_text(json.dumps(c.to_dict()))
+  for t in (0, 2):
+    for seed in (0, 1):
+      d = tmp_path / ablation.run_name(t, (0, 1), seed)
+      d.mkdir()
+      res = {"validity": 0.5 + 0.25 * seed, "uniqueness": 1.0, "novelty": 0.5,
+             "heldout_reconstruction": 1.0, "scales": [3, 5, 8], "train_time_s": {},
+             "scale_validity": [0.1 * t, 0.2, 0.5 + 0.25 * seed],
+             "heldout_scale_reconstruction": [1.0, 0.5 * seed, 1.0]}
+      (d / "results.json").write_text(json.dumps(res))
+  out = ablation.report(str(tmp_path))
+  assert [r["scc_scales"] for r in out["rows"]] == [0, 2]
+  assert out["rows"][1]["validity"] == 0.625 and out["rows"][1]["validity_std"] == 0.125
+  assert out["rows"][1]["scale_validity"] == [0.2, 0.2, 0.625]
+  assert out["rows"][0]["heldout_scale_reconstruction"] == [1.0, 0.25, 1.0]
+  assert "| first 2 (3, 5) | 62.5% ± 12.5" in (tmp_path / "results.md").read_text()
+  os.remove(tmp_path / "scc_2_seed1" / "results.json")
+  with pytest.raises(ValueError, match="setting 2, seed 1 has not finished"):
+    ablation.report(str(tmp_path))

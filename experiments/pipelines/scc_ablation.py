@@ -82,18 +82,54 @@ def run(config, workdir: str, settings_override: Optional[Sequence[int]] = None)
       ae["scc_num_scales"] = t
       cfg.ae = ae
       cfg.seed = seed
-      name = f"scc_{t}" if len(seeds) == 1 else f"scc_{t}_seed{seed}"
-      outs.append(pnag_train.train_and_evaluate(cfg, os.path.join(workdir, name)))
-    row = {"scc_scales": t, "seeds": list(seeds)}
-    for m in METRICS:
-      vals = np.array([o[m] for o in outs], float)
-      row[m], row[m + "_std"] = float(vals.mean()), float(vals.std())
-    for k in ("scale_validity", "heldout_scale_reconstruction"):
-      row[k] = np.mean([o[k] for o in outs], 0).round(4).tolist()
-    row["train_time_s"] = [o["train_time_s"] for o in outs]
-    rows.append(row)
+      outs.append(pnag_train.train_and_evaluate(cfg, os.path.join(workdir, run_name(t, seeds,
+                                                                                   seed))))
+    rows.append(_row(t, seeds, outs))
   _, ae_cfg, _ = pnag_train.build(base)
-  result = {"space": base.space, "scales": list(ae_cfg.scales), "rows": rows}
+  return _write({"space": base.space, "scales": list(ae_cfg.scales), "rows": rows}, workdir)
+
+
+def run_name(t: int, seeds: Sequence[int], seed: int) -> str:
+  """The folder of setting t, seed `seed` under the ablation's workdir."""
+  return f"scc_{t}" if len(seeds) == 1 else f"scc_{t}_seed{seed}"
+
+
+def _row(t, seeds, outs) -> dict[str, Any]:
+  row = {"scc_scales": t, "seeds": list(seeds)}
+  for m in METRICS:
+    vals = np.array([o[m] for o in outs], float)
+    row[m], row[m + "_std"] = float(vals.mean()), float(vals.std())
+  for k in ("scale_validity", "heldout_scale_reconstruction"):
+    if all(k in o for o in outs):
+      row[k] = np.mean([o[k] for o in outs], 0).round(4).tolist()
+  row["train_time_s"] = [o["train_time_s"] for o in outs]
+  return row
+
+
+def report(workdir: str) -> dict[str, Any]:
+  """Rebuilds results.json, results.md and the figure from the finished runs'
+  own results.json files (no training, no checkpoint loading: works for runs
+  made by an earlier version of the code). Settings and seeds are read from
+  the ablation's config.json."""
+  with open(os.path.join(workdir, "config.json")) as f:
+    config = ml_collections.ConfigDict(json.load(f))
+  seeds = seeds_of(config)
+  rows, scales, space = [], None, config.space
+  for t in settings(config):
+    outs = []
+    for seed in seeds:
+      path = os.path.join(workdir, run_name(t, seeds, seed), "results.json")
+      if not os.path.exists(path):
+        raise ValueError(f"{path} is missing: setting {t}, seed {seed} has not finished; "
+                         "run the ablation first.")
+      with open(path) as f:
+        outs.append(json.load(f))
+      scales = outs[-1]["scales"]
+    rows.append(_row(t, seeds, outs))
+  return _write({"space": space, "scales": scales, "rows": rows}, workdir)
+
+
+def _write(result, workdir: str) -> dict[str, Any]:
   with open(os.path.join(workdir, "results.json"), "w") as f:
     json.dump(result, f, indent=1)
   with open(os.path.join(workdir, "results.md"), "w") as f:
