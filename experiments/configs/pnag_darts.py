@@ -4,14 +4,15 @@
       --workdir=workdirs/pnag_darts
 
 Sub-architecture scales n = 3..22, new-entry tokens (484 per architecture), two generation
-steps per scale; 2-core CPU, 2026-12-02 (stage 1 at commit be80be6, stage 2 at 14e65aa, the
-cores shared with one or two other runs): stage 1 1,359 s, stage 2 1,599 s; held-out
-reconstruction 100% at every scale; plain decoding validity 0% (target 95%: not met): scales
-n = 3..5 100%, n = 6 42.9%, n = 7 10.9%, then near 0 (an operation reading an intermediate node
-needs edges from both of its operations, drawn independently in one step); constrained
-decoding 100% / 100% / 100%. Sampler 1,159 architectures/s (benchmarks/bench_pnag.py, batch
-4,096, idle). No GPU run measured yet.
-Details: BUILD_NOTES.md ("PNAG with new-entry tokens").
+steps per scale, tokens drawn one at a time within a step, each token also reading its twin;
+2-core CPU, 2026-12-02 (stage 1 at commit be80be6, 1,359 s; stage 2 at 39dc00c, 1,224 s; both
+beside other runs): held-out reconstruction 100% at every scale; plain decoding validity 69.2%
+(target 95%: not met; 0% with parallel steps, 45.8% sequential without twins): scales n = 3..6
+100%, then falling at each second operation of an intermediate node (n = 7 96.6%, n = 9 91.0%,
+n = 11 81.7%), whose input must differ from the first operation's; uniqueness and novelty
+100%; constrained decoding 100% / 100% / 100%. Sampler: BUILD_NOTES.md ("PNAG: sequential steps
+and twins"). No GPU run measured yet.
+Details: BUILD_NOTES.md ("PNAG: sequential steps and twins").
 Earlier, on the image pyramid
 (`--config.schedule=pyramid --config.ae.scale_tokens=block`, scales as PYRAMID_SCALES, no SCC decoding, block-causal
 attention), 2-core CPU, 2026-11-30 (sharing the cores with another run): stage 1 270 s, stage 2
@@ -30,7 +31,7 @@ from experiments.configs import pnag_mbv3
 def get_config():
   c = pnag_mbv3.get_config()
   c.space = "darts"
-  # An operation's input is one choice spread over several wiring tokens
-  # (both operations of an intermediate node): drawn token by token.
+  # Sequential steps (as MBV3): an operation's input is one choice spread
+  # over several wiring tokens (both operations of an intermediate node).
   c.gen.step_order = "sequential"
   return c

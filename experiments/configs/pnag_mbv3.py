@@ -4,13 +4,14 @@
       --workdir=workdirs/pnag_mbv3
 
 Sub-architecture scales n = 3..20, new-entry tokens (400 per architecture), two generation
-steps per scale; 2-core CPU, 2026-12-02 (stage 1 at commit be80be6, stage 2 at 14e65aa, the
-cores shared with one or two other runs): stage 1 712 s, stage 2 977 s (28 minutes in all);
-held-out reconstruction 99.6-100% at every scale; plain decoding validity 91.9% (target 99%: not
-met), falling from 99.9% (n = 3) to 91.9% (n = 20); uniqueness and novelty 100% (as uniform
-draws); constrained decoding 100% / 100% / 100%. Sampler 1,482 architectures/s
-(benchmarks/bench_pnag.py, batch 4,096, idle). No GPU run measured yet.
-Details: BUILD_NOTES.md ("PNAG with new-entry tokens").
+steps per scale, tokens drawn one at a time within a step, each token also reading its twin;
+2-core CPU, 2026-12-02 (stage 1 at commit be80be6, 712 s; stage 2 at c323ce4's code, 675 s;
+both beside other runs; 23 minutes in all): held-out reconstruction 99.6-100% at every scale;
+plain decoding validity 95.4% (target 99%: not met), falling from 99.9% (n = 3) to 95.4%
+(n = 20); uniqueness and novelty 100% (as uniform draws); constrained decoding 100% / 100% /
+100%. Sampler: BUILD_NOTES.md ("PNAG: sequential steps and twins"). No GPU run measured yet.
+Details: BUILD_NOTES.md ("PNAG: sequential steps and twins"; earlier generators in "PNAG with
+new-entry tokens").
 Earlier, on the image pyramid
 (`--config.schedule=pyramid --config.ae.scale_tokens=block`, scales as PYRAMID_SCALES, no SCC decoding, block-causal
 attention), 2-core CPU, 2026-11-30: stage 1 126 s, stage 2 911 s (about 18 min); held-out
@@ -26,7 +27,9 @@ from neuroprog.pnag import train
 # each quantizing only the entries its new layer adds (400 tokens in all);
 # SCC decoding of every scale (weight 1, the default). The generator is the
 # NB201 one (one block, width 16, each scale attending within itself), sized
-# for the sampler's speed on CPU.
+# for the sampler's speed on CPU, but draws a step's tokens one at a time:
+# the chain edge into a layer comes from the last present layer before it,
+# one choice spread over several wiring tokens.
 
 
 def get_config():
@@ -34,7 +37,8 @@ def get_config():
       space="mbv3",
       heldout_size=1000,
       ae={"token_noise": 0.1, "codebook_size": 32},
-      gen={"width": 16, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale"},
+      gen={"width": 16, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale",
+           "step_order": "sequential"},
       batch_size=64,
       ae_steps=1500,
       gen_steps=3000,
