@@ -5,7 +5,7 @@
 
 Sub-architecture scales n = 3..20, new-entry tokens (400 per architecture), two generation
 steps per scale, tokens drawn one at a time within a step, each token also reading its twin;
-2-core CPU, 2026-12-02 (stage 1 at commit be80be6, 712 s; stage 2 at c323ce4's code, 675 s;
+2-core CPU, 2026-12-02 (stage 1 at commit be80be6, 712 s; stage 2 at 3c5e41a, 675 s;
 both beside other runs; 23 minutes in all): held-out reconstruction 99.6-100% at every scale;
 plain decoding validity 95.4% (target 99%: not met), falling from 99.9% (n = 3) to 95.4%
 (n = 20); uniqueness and novelty 100% (as uniform draws); constrained decoding 100% / 100% /

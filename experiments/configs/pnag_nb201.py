@@ -4,14 +4,15 @@
       --workdir=workdirs/pnag_nb201
 
 Sub-architecture scales n = 3..8, new-entry tokens (64 per architecture), two generation
-steps per scale; 2-core CPU, 2026-12-02 (stage 1 at commit 3964b81, 266 s beside another run,
-stage 2 at 14e65aa,
-stage 2 175 s beside two): held-out reconstruction 100% at every scale; plain decoding (the
-headline) validity 99.7%, uniqueness 96.3% (bound 96.9%), novelty 50.1% (bound 50.0%); validity
-per scale 100 / 100 / 100 / 99.9 / 99.9 / 99.7%; constrained decoding 100% / 96.3% / 50.3%;
-uniform draws on the same split 100% / 96.3% / 51.2%. Sampler: 10,070 architectures/s
-(benchmarks/bench_pnag.py, batch 4,096, idle; 99.8% of those 4,096 valid). No GPU run measured yet.
-Details: BUILD_NOTES.md ("PNAG with new-entry tokens").
+steps per scale, each token also reading its twin; 2-core CPU, 2026-12-02 (stage 1 at commit
+3964b81, 266 s beside another run; stage 2 at 89aae39, 174 s beside three): held-out
+reconstruction 100% at every scale; plain decoding (the headline) validity 99.6% (target
+99.9%: not met), uniqueness 96.1% (bound 96.9%), novelty 50.9% (bound 50.0%); validity per
+scale 100 / 100 / 99.9 / 99.8 / 99.8 / 99.6%; constrained decoding 100% / 96.1% / 50.9%;
+uniform draws on the same split 100% / 96.3% / 51.2%. Sampler: 17,490 architectures/s
+(benchmarks/bench_pnag.py, batch 4,096, alone on the machine; 99.8% of those 4,096 valid). No
+GPU run measured yet.
+Details: BUILD_NOTES.md ("PNAG: sequential steps and twins").
 """
 
 from neuroprog.pnag import train
