@@ -153,3 +153,25 @@ def test_importing_the_library_configures_no_logging():
                        text=True, timeout=300)
   assert out.returncode == 0, out.stderr[-2000:]
   assert out.stdout.strip() == "0"
+
+
+def test_restore_refuses_a_checkpoint_of_other_shapes_naming_the_arrays(tmp_path):
+  import jax
+  import optax
+  params = {"dense": {"w": jnp.ones((3, 4)), "b": jnp.zeros(4)}}
+  state = {"params": params, "opt": optax.adam(1e-3).init(params)}
+  mngr = checkpoint.manager(str(tmp_path / "ck"), keep=2)
+  checkpoint.save(mngr, 7, state)
+  step, back = checkpoint.restore_latest(mngr, checkpoint.abstract_like(state))
+  assert step == 7 and np.array_equal(back["params"]["dense"]["w"], np.ones((3, 4)))
+  wider = {"dense": {"w": jnp.ones((3, 5)), "b": jnp.zeros(5)}}
+  other = {"params": wider, "opt": optax.adam(1e-3).init(wider)}
+  with pytest.raises(ValueError) as err:
+    checkpoint.restore_latest(mngr, checkpoint.abstract_like(other))
+  msg = str(err.value)
+  assert "Checkpoint 7 in" in msg and "6 arrays differ" in msg
+  assert "/mu/dense/w: saved (3, 4), expected (3, 5)" in msg
+  # a state with an array the checkpoint lacks
+  grown = {**params, "head": jnp.ones(2)}
+  assert checkpoint.shape_mismatches({"dense/w": (3, 4), "dense/b": (4,)}, grown) == [
+      "head: missing from the checkpoint"]

@@ -2,6 +2,9 @@
 
 A corrupt or unreadable latest checkpoint falls back to the previous one with
 a warning; if none can be read, `restore_latest` raises naming the directory.
+A checkpoint whose arrays have other shapes than the state being restored
+(a workdir written by a version of the code that built another model from the
+same config) is refused before any restore, naming the arrays that differ.
 """
 
 from __future__ import annotations
@@ -37,6 +40,18 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state: Any
   steps = sorted(mngr.all_steps(), reverse=True)
   if not steps:
     return None, None
+  for step in steps:   # the newest checkpoint whose metadata reads
+    saved = _saved_shapes(mngr, step)
+    if saved is not None:
+      diffs = shape_mismatches(saved, abstract_state)
+      if diffs:
+        raise ValueError(
+            f"Checkpoint {step} in {mngr.directory} does not match the state this "
+            f"code builds from the run's config ({len(diffs)} arrays differ, e.g. "
+            f"{'; '.join(diffs[:4])}). It was written by a version of neuroprog "
+            "whose model had other shapes: retrain (remove the directory), or load "
+            "it with the code that wrote it.")
+      break
   errors = []
   for step in steps:
     try:
@@ -53,6 +68,46 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state: Any
   raise RuntimeError(
       f"No readable checkpoint in {mngr.directory} (tried steps {steps}: "
       f"{errors}). Remove the directory to start afresh.")
+
+
+def _path_name(path) -> str:
+  parts = []
+  for k in path:
+    for attr in ("key", "name", "idx"):
+      if hasattr(k, attr):
+        parts.append(str(getattr(k, attr)))
+        break
+  return "/".join(parts)
+
+
+def _saved_shapes(mngr: ocp.CheckpointManager, step: int) -> Optional[dict]:
+  """{array path: shape} stored in checkpoint `step`, or None if unreadable."""
+  try:
+    tree = mngr.item_metadata(step).tree
+  except Exception:  # pylint: disable=broad-except
+    return None
+  shapes = {}
+  for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+    shape = getattr(leaf, "shape", None)
+    if shape is not None:
+      shapes[_path_name(path)] = tuple(shape)
+  return shapes or None
+
+
+def shape_mismatches(saved_shapes: dict, abstract_state: Any) -> list[str]:
+  """Human-readable differences between saved {path: shape} and a pytree.
+
+  Paths are slash-joined keys, attribute names and indices ('opt/0/mu/w'),
+  the same for a saved tree and the live one. Empty when they agree."""
+  want = {_path_name(p): tuple(leaf.shape)
+          for p, leaf in jax.tree_util.tree_leaves_with_path(abstract_state)
+          # typed PRNG keys are stored with their key data's shape
+          if hasattr(leaf, "shape")
+          and not jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)}
+  diffs = [f"{k}: saved {saved_shapes[k]}, expected {want[k]}"
+           for k in sorted(want) if k in saved_shapes and saved_shapes[k] != want[k]]
+  diffs += [f"{k}: missing from the checkpoint" for k in sorted(want) if k not in saved_shapes]
+  return diffs
 
 
 def abstract_like(tree: Any) -> Any:
