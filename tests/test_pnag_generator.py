@@ -213,3 +213,27 @@ def test_sequential_steps_are_causal_within_a_step_and_match_token_sampling(atte
     gen.apply(v, x)
   with pytest.raises(ValueError, match="step_order='joint'; allowed"):
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, step_order="joint")
+
+
+def test_running_sum_inputs_and_learned_token_table():
+  counts = (1, 4, 16)
+  codes = jax.random.normal(jax.random.key(3), (2, sum(counts), 3))
+  prev = gen_lib.previous_codes(codes, counts, running_sum=True)
+  assert prev.shape == (2, 21, 6)
+  np.testing.assert_array_equal(prev[..., :3], gen_lib.previous_codes(codes, counts))
+  # position 5 + 3 of the last step: the sum of its tokens 5, 6, 7; zero at its first token
+  np.testing.assert_allclose(prev[:, 8, 3:], codes[:, 5:8].sum(1), atol=1e-6)
+  np.testing.assert_array_equal(prev[:, 5, 3:], 0.0)
+  np.testing.assert_allclose(prev[:, 4, 3:], codes[:, 1:4].sum(1), atol=1e-6)
+  cfg = gen_lib.GenConfig(scales=(1, 2, 4), channels=3, codebook_size=8, width=8, heads=1,
+                          step_order="sequential", token_inputs="learned")
+  assert cfg.running_sum and cfg.prev_dim == 6
+  params = gen_lib.init_params(cfg, jax.random.key(0))
+  assert params["token_table"].shape == (8, 3)
+  assert params["prev_proj"]["kernel"].shape == (6, 8)
+  par = gen_lib.GenConfig(scales=(1, 2), channels=3, codebook_size=8, token_inputs="learned")
+  assert not par.running_sum and par.prev_dim == 3
+  assert "token_table" not in gen_lib.init_params(
+      gen_lib.GenConfig(scales=(1, 2), channels=3, codebook_size=8), jax.random.key(0))
+  with pytest.raises(ValueError, match="token_inputs='embedding'; allowed"):
+    gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, token_inputs="embedding")

@@ -73,21 +73,23 @@ def test_masked_logits_get_probability_zero():
 
 # The causal variants are slow tests (about a minute each): their generator
 # paths are checked cheaply in test_pnag_generator.py.
-@pytest.mark.parametrize("attention,step_order", [
-    pytest.param("causal", "parallel", marks=pytest.mark.slow),
-    ("scale", "parallel"),
-    pytest.param("causal", "sequential", marks=pytest.mark.slow),
-    ("scale", "sequential")])
-def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(attention,
-                                                                          step_order):
+@pytest.mark.parametrize("attention,step_order,token_inputs", [
+    pytest.param("causal", "parallel", "codebook", marks=pytest.mark.slow),
+    ("scale", "parallel", "codebook"),
+    pytest.param("causal", "sequential", "codebook", marks=pytest.mark.slow),
+    pytest.param("scale", "sequential", "codebook", marks=pytest.mark.slow),
+    ("scale", "sequential", "learned")])
+def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
+    attention, step_order, token_inputs):
   """The jitted sampler (running node context, caches) and teacher forcing
   (context rebuilt from the token sequence) draw the same greedy tokens: the
-  graphs decoded from both agree."""
+  graphs decoded from both agree. With learned token inputs the context,
+  twins, previous token and running sum read the generator's table."""
   from neuroprog.pnag import msq, train
   cfg = train.default_config(space="nb201", ae={"hidden": 8, "channels": 4, "codebook_size": 8,
                                                 "rounds": 1},
                              gen={"width": 8, "heads": 1, "depth": 1, "attention": attention,
-                                  "step_order": step_order})
+                                  "step_order": step_order, "token_inputs": token_inputs})
   space, ae_cfg, gen_cfg = train.build(cfg)
   assert ae_cfg.scale_tokens == "new" and gen_cfg.seq_len == 64
   ae, gen = model.autoencoder_for(ae_cfg), model.generator_for(gen_cfg)
@@ -99,11 +101,18 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(attent
   n = 4
   ops, adj = model.sampler(ae_cfg, gen_cfg, n, top_k=1)(st.params, codebook, params,
                                                             jax.random.key(2), None)
+  table = model.input_table(gen_cfg, params, codebook)
+  if token_inputs == "learned":
+    assert table.shape == codebook.shape and gen_cfg.prev_dim == 8
+    assert not np.allclose(table, codebook)
+  else:
+    assert table is codebook
+
   @jax.jit
   def greedy(toks):   # every position's argmax under teacher forcing on toks
     inputs = model.teacher_inputs(model.split_tokens(toks, ae_cfg.token_shapes),
-                                  codebook, gen_cfg.scales, 8, ae_cfg.node_sets, True)
-    prev = model.teacher_previous(gen_cfg, toks, codebook)
+                                  table, gen_cfg.scales, 8, ae_cfg.node_sets, True)
+    prev = model.teacher_previous(gen_cfg, toks, table)
     return gen.apply({"params": params}, inputs, None, None, prev).argmax(-1).astype(jnp.int32)
 
   toks = jnp.zeros((n, 64), jnp.int32)

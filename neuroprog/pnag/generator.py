@@ -46,6 +46,7 @@ import numpy as np
 
 ATTENTIONS = ("causal", "scale")
 STEP_ORDERS = ("parallel", "sequential")
+TOKEN_INPUTS = ("codebook", "learned")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +81,19 @@ class GenConfig:
   # node has edges from both of that node's operations, two wiring tokens
   # that independent draws rarely set together.
   step_order: str = "parallel"
+  # What a drawn token stands for where the generator reads it back (the
+  # node context, the twins and the previous token of new-entry tokens):
+  # "codebook": its code vector, the autoencoder's; "learned": a row of the
+  # generator's own table `token_table` [K, C], trained with it, and, with
+  # sequential steps, also the running sum of those rows over the step's
+  # earlier tokens. Why: the context sums a node's row and column of codes,
+  # and code vectors of absent edges are not zero, so one present edge moves
+  # a node's row mean by a fraction of a code; a learned row can be zero for
+  # "no edge" and make such sums count edges (the chain end of MBV3 is the
+  # present layer with no outgoing edge yet; a DARTS operation has drawn its
+  # input once the step's running sum holds an edge). The feature map and
+  # the decoder still use the codebook.
+  token_inputs: str = "codebook"
 
   def __post_init__(self):
     if self.tokens_per_step is not None:
@@ -92,6 +106,9 @@ class GenConfig:
     if self.step_order not in STEP_ORDERS:
       raise ValueError(f"generator step_order={self.step_order!r}; allowed: "
                        f"{list(STEP_ORDERS)}.")
+    if self.token_inputs not in TOKEN_INPUTS:
+      raise ValueError(f"generator token_inputs={self.token_inputs!r}; allowed: "
+                       f"{list(TOKEN_INPUTS)}.")
     if self.attention not in ATTENTIONS:
       raise ValueError(f"generator attention={self.attention!r}; allowed: "
                        f"{list(ATTENTIONS)}.")
@@ -126,6 +143,18 @@ class GenConfig:
   def sequential(self) -> bool:
     return self.step_order == "sequential"
 
+  @property
+  def running_sum(self) -> bool:
+    """Whether a sequential step's tokens also read the running sum of the
+    step's earlier token embeddings (`previous_codes`)."""
+    return self.sequential and self.token_inputs == "learned"
+
+  @property
+  def prev_dim(self) -> int:
+    """Width of the `prev` inputs of a sequential generator: C, or 2 C with
+    the running sum."""
+    return 2 * self.channels if self.running_sum else self.channels
+
 
 def attention_mask(cfg: GenConfig, t: Optional[int] = None) -> Optional[np.ndarray]:
   """bool mask of teacher-forced attention (query, key), or None for none.
@@ -143,14 +172,27 @@ def attention_mask(cfg: GenConfig, t: Optional[int] = None) -> Optional[np.ndarr
   return None
 
 
-def previous_codes(codes_BxLxC: jax.Array, counts: Sequence[int]) -> jax.Array:
-  """float32 [B, L, C]: at each position the code of the step's previous
-  token, zeros at the first token of each step (the `prev` inputs of a
-  sequential generator under teacher forcing)."""
+def previous_codes(codes_BxLxC: jax.Array, counts: Sequence[int],
+                   running_sum: bool = False) -> jax.Array:
+  """The `prev` inputs of a sequential generator under teacher forcing.
+
+  float32 [B, L, C]: at each position the code of the step's previous
+  token, zeros at the first token of each step. running_sum: [B, L, 2 C],
+  followed by the sum of the codes of all the step's earlier tokens (zero at
+  its first token), as the sampler carries it."""
   shifted = jnp.pad(codes_BxLxC, ((0, 0), (1, 0), (0, 0)))[:, :-1]
   first = np.zeros(sum(counts), bool)
   first[np.cumsum((0,) + tuple(counts[:-1]))] = True
-  return jnp.where(jnp.asarray(first)[None, :, None], 0.0, shifted)
+  last = jnp.where(jnp.asarray(first)[None, :, None], 0.0, shifted)
+  if not running_sum:
+    return last
+  # exclusive prefix sums within each step, as one matmul with a constant
+  # [L, L] matrix (earlier positions of the same step)
+  step = np.repeat(np.arange(len(counts)), counts)
+  pos = np.arange(sum(counts))
+  earlier = (step[:, None] == step[None, :]) & (pos[None, :] < pos[:, None])
+  total = jnp.einsum("qk,bkc->bqc", jnp.asarray(earlier, codes_BxLxC.dtype), codes_BxLxC)
+  return jnp.concatenate([last, total], -1)
 
 
 def block_causal_mask(counts: Sequence[int]) -> np.ndarray:
@@ -230,6 +272,9 @@ class GeneratorModules(nn.Module):
     self.null_condition = self.param("null_condition", nn.initializers.normal(0.02),
                                      (c.cond_dim,))
     self.in_proj = nn.Dense(c.width)
+    if c.token_inputs == "learned":
+      self.token_table = self.param("token_table", nn.initializers.normal(1.0),
+                                    (c.codebook_size, c.channels))
     if c.sequential:
       self.prev_proj = nn.Dense(c.width)
     self.cond_in = nn.Dense(c.width)
@@ -281,8 +326,9 @@ class GeneratorModules(nn.Module):
     """Teacher-forced logits [B, L, K]. inputs: next-scale inputs at every
     position (rows of scale 1 are ignored: they read the start vector);
     drop_B: rows whose condition is replaced by the null one (see condition);
-    prev: float32 [B, L, C], the previous token's code within its step
-    (`previous_codes`), required with step_order="sequential", else unused."""
+    prev: float32 [B, L, C] (2 C with `running_sum`), the previous token's
+    code within its step (`previous_codes`), required with
+    step_order="sequential", else unused."""
     c = self.cfg
     b = inputs_BxLxC.shape[0]
     cvec = self.condition(cond_BxC, b, drop_B)
@@ -324,7 +370,8 @@ class GeneratorModules(nn.Module):
 
     p: int32 scalar (may be traced: the sampler scans over a step's tokens).
     x: the token's next-scale input (None for t = 0); prev: the code drawn at
-    p - 1 (zeros for p = 0). caches: per block, keys/values of the earlier
+    p - 1 (zeros for p = 0), and with `running_sum` the sum of the step's
+    codes drawn so far. caches: per block, keys/values of the earlier
     steps it attends to ("causal" attention; (None, None) for none), left
     unchanged; buffers: per block (k, v [B, H, S, dh]) of this step's S
     tokens (`empty_buffers`), slot p written. Returns (logits, buffers).
@@ -341,7 +388,7 @@ class GeneratorModules(nn.Module):
 def init_params(cfg: GenConfig, key: jax.Array):
   """Fresh generator parameters of a config (from zero inputs of batch 1)."""
   x = jnp.zeros((1, cfg.seq_len, cfg.in_dim))
-  prev = jnp.zeros((1, cfg.seq_len, cfg.channels)) if cfg.sequential else None
+  prev = jnp.zeros((1, cfg.seq_len, cfg.prev_dim)) if cfg.sequential else None
   return GeneratorModules(cfg).init(key, x, None, None, prev)["params"]
 
 

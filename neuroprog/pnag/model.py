@@ -62,6 +62,9 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
                    new_entries: bool = False) -> jax.Array:
   """Next-scale inputs float32 [B, L, C_in] for teacher forcing from token maps.
 
+  codebook: the vectors the tokens stand for; for new-entry tokens pass
+  `input_table` (the codebook, or the generator's learned table).
+
   Block tokens (new_entries False): position block t holds the reconstruction
   after scales < t brought down to n_t (`msq.pool` with scale t's node set,
   None on the pyramid; zeros for t = 0, which the generator ignores),
@@ -159,12 +162,24 @@ def split_tokens(tokens_BxL: jax.Array, shapes) -> list:
   return out
 
 
-def teacher_previous(gen_cfg: gen_lib.GenConfig, tokens_BxL, codebook_KxC):
+def input_table(gen_cfg: gen_lib.GenConfig, gen_params, codebook_KxC) -> jax.Array:
+  """float32 [K, C]: what each code index stands for where the generator
+  reads drawn tokens back (`teacher_inputs` of new-entry tokens, twins,
+  `teacher_previous`): the codebook, or the generator's learned
+  `token_table` (`GenConfig.token_inputs`)."""
+  if gen_cfg.token_inputs == "learned":
+    return gen_params["token_table"]
+  return codebook_KxC
+
+
+def teacher_previous(gen_cfg: gen_lib.GenConfig, tokens_BxL, table_KxC):
   """The `prev` inputs of a sequential generator under teacher forcing
-  (float32 [B, L, C], `generator.previous_codes`); None for a parallel one."""
+  (float32 [B, L, prev_dim], `generator.previous_codes`; table: `input_table`);
+  None for a parallel one."""
   if not gen_cfg.sequential:
     return None
-  return gen_lib.previous_codes(codebook_KxC[tokens_BxL], gen_cfg.counts)
+  return gen_lib.previous_codes(table_KxC[tokens_BxL], gen_cfg.counts,
+                                gen_cfg.running_sum)
 
 
 def generator_loss(gen: gen_lib.GeneratorModules, params, inputs_BxLxC, tokens_BxL,
@@ -267,6 +282,9 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       cvec = jnp.concatenate([cvec, cnull])
     caches = gen_lib.empty_caches(gen_cfg, b)
     c = ae_cfg.channels
+    # what the generator reads back for a drawn index (context, twins,
+    # previous token); the feature map itself always takes the codebook
+    table = input_table(gen_cfg, gen_params, codebook) if new else codebook
 
     def guide(logits):
       return logits[n:] + guidance * (logits[:n] - logits[n:]) if guided else logits
@@ -296,14 +314,17 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
                                  cvec, earlier, bufs,
                                  method=gen_lib.GeneratorModules.sample_token)
         idx = draw_tokens(jax.random.fold_in(step_key, p), guide(logits), temperature, top_k)
-        prev = codebook[idx]
+        last = table[idx]
         if guided:
-          prev = jnp.concatenate([prev, prev])
-        return (prev, bufs), idx[:, 0]
+          last = jnp.concatenate([last, last])
+        if gen_cfg.running_sum:   # [last code, sum of the step's codes so far]
+          last = jnp.concatenate([last, prev[..., c:] + last], -1)
+        return (last, bufs), idx[:, 0]
 
       xs = (jnp.arange(count), None if x is None else jnp.swapaxes(x, 0, 1))
       (_, bufs), idx = jax.lax.scan(
-          body, (jnp.zeros((b, 1, c)), gen_lib.empty_buffers(gen_cfg, b, count)), xs)
+          body, (jnp.zeros((b, 1, gen_cfg.prev_dim)), gen_lib.empty_buffers(gen_cfg, b, count)),
+          xs)
       if gen_cfg.attention != "scale":
         caches = gen_lib.extend_caches(earlier, bufs)
       return idx.T
@@ -325,8 +346,9 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
             x = jnp.concatenate([x, x])
         idx = draw(g, x)
         codes.append(codebook[idx])
-        scale_codes.setdefault(t, []).append(codes[-1])
-        ctx = context_add(ctx, codes[-1], lay, g)
+        read = table[idx]
+        scale_codes.setdefault(t, []).append(read)
+        ctx = context_add(ctx, read, lay, g)
         if per_scale and g == last_step[t] and t < len(scales) - 1:
           inter.append(ae_lib.plain_decode(*ae.decode_map(
               ae_params, ae.scale_view(lay.to_map(codes, t), t))))

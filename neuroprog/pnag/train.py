@@ -60,7 +60,8 @@ SCHEDULES = ("subarch", "pyramid")
 AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise", "scale_tokens")
-GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention", "step_order")
+GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention", "step_order",
+            "token_inputs")
 # The keys that count training steps: `extend=True` lets them grow.
 STEP_KEYS = ("ae_steps", "gen_steps")
 # Every key of a PNAG config, with its default: the one place they live.
@@ -246,19 +247,22 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   toks = token_data(ae_cfg, ae_state, ops_T, adj_T)
   codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
 
-  def inputs_of(toks_BxL):
+  def inputs_of(toks_BxL, table_KxC):
+    # block tokens read reconstructions: always the codebook
+    table_KxC = table_KxC if ae_cfg.new_entries else codebook
     return model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, ae_cfg.token_shapes),
-                                    codebook, gen_cfg.scales, ae_cfg.num_nodes,
+                                    table_KxC, gen_cfg.scales, ae_cfg.num_nodes,
                                     ae_cfg.node_sets, ae_cfg.new_entries)
 
   total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "gen_learning_rate"), total)
   key = jax.random.key(_get(config, "seed"))
-  def prev_of(toks_BxL):
-    return model_lib.teacher_previous(gen_cfg, toks_BxL, codebook)
+  def prev_of(toks_BxL, table_KxC):
+    return model_lib.teacher_previous(gen_cfg, toks_BxL,
+                                      table_KxC if ae_cfg.new_entries else codebook)
 
-  params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1]), None, None,
-                    prev_of(toks[:1]))["params"]
+  params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1], codebook), None, None,
+                    prev_of(toks[:1], codebook))["params"]
   state = {"params": params, "opt": opt.init(params)}
 
   def one(carry, step):
@@ -266,8 +270,10 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
     idx = jax.random.randint(k, (bsz,), 0, toks.shape[0])
     cond, drop = (None, None) if cond_fn is None else cond_fn(jax.random.fold_in(k, 1), idx)
     (loss, acc), g = jax.value_and_grad(
-        lambda p: model_lib.generator_loss(gen, p, inputs_of(toks[idx]), toks[idx], cond, drop,
-                                           prev_of(toks[idx])),
+        lambda p: model_lib.generator_loss(
+            gen, p, inputs_of(toks[idx], model_lib.input_table(gen_cfg, p, codebook)),
+            toks[idx], cond, drop,
+            prev_of(toks[idx], model_lib.input_table(gen_cfg, p, codebook))),
         has_aux=True)(carry["params"])
     up, os_ = opt.update(g, carry["opt"], carry["params"])
     return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
