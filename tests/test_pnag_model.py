@@ -105,6 +105,14 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
   if token_inputs == "learned":
     assert table.shape == codebook.shape and gen_cfg.prev_dim == 8
     assert not np.allclose(table, codebook)
+    # training builds the inputs with the identity and maps them through the table
+    toks = jax.random.randint(jax.random.key(5), (2, 64), 0, 8)
+    eye = jnp.eye(8)
+    for build in (lambda tb: model.teacher_inputs(model.split_tokens(toks, ae_cfg.token_shapes),
+                                                  tb, gen_cfg.scales, 8, ae_cfg.node_sets, True),
+                  lambda tb: model.teacher_previous(gen_cfg, toks, tb)):
+      np.testing.assert_allclose(model.through_table(build(eye), table), build(table),
+                                 atol=1e-5)
   else:
     assert table is codebook
 

@@ -172,6 +172,22 @@ def input_table(gen_cfg: gen_lib.GenConfig, gen_params, codebook_KxC) -> jax.Arr
   return codebook_KxC
 
 
+def through_table(x_BxLxSK: jax.Array, table_KxC: jax.Array) -> jax.Array:
+  """float32 [B, L, S C]: inputs built with the identity as codebook (S
+  chunks of K per position) mapped to those built with `table`.
+
+  `teacher_inputs` and `teacher_previous` are linear in the vectors the
+  tokens stand for, chunk by chunk, so inputs computed once with
+  codebook = eye(K) and then multiplied by a learned table equal the inputs
+  computed with that table, and the gradient to the table is this one
+  matmul instead of a backward pass through every generation step's context
+  (which took XLA minutes to compile for DARTS's 44 steps)."""
+  b, l, sk = x_BxLxSK.shape
+  k, c = table_KxC.shape
+  y = x_BxLxSK.reshape(b, l, sk // k, k) @ table_KxC
+  return y.reshape(b, l, (sk // k) * c)
+
+
 def teacher_previous(gen_cfg: gen_lib.GenConfig, tokens_BxL, table_KxC):
   """The `prev` inputs of a sequential generator under teacher forcing
   (float32 [B, L, prev_dim], `generator.previous_codes`; table: `input_table`);

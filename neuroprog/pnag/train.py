@@ -247,19 +247,25 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   toks = token_data(ae_cfg, ae_state, ops_T, adj_T)
   codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
 
+  # Learned token inputs (new-entry tokens): the inputs are built with the
+  # identity as codebook, outside the gradient, and mapped through the table
+  # in the loss (`model.through_table`).
+  learned = gen_cfg.token_inputs == "learned" and ae_cfg.new_entries
+  eye = jnp.eye(ae_cfg.codebook_size)
+
   def inputs_of(toks_BxL, table_KxC):
     # block tokens read reconstructions: always the codebook
-    table_KxC = table_KxC if ae_cfg.new_entries else codebook
-    return model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, ae_cfg.token_shapes),
-                                    table_KxC, gen_cfg.scales, ae_cfg.num_nodes,
-                                    ae_cfg.node_sets, ae_cfg.new_entries)
+    x = model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, ae_cfg.token_shapes),
+                                 eye if learned else codebook, gen_cfg.scales,
+                                 ae_cfg.num_nodes, ae_cfg.node_sets, ae_cfg.new_entries)
+    return model_lib.through_table(x, table_KxC) if learned else x
 
   total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "gen_learning_rate"), total)
   key = jax.random.key(_get(config, "seed"))
   def prev_of(toks_BxL, table_KxC):
-    return model_lib.teacher_previous(gen_cfg, toks_BxL,
-                                      table_KxC if ae_cfg.new_entries else codebook)
+    prev = model_lib.teacher_previous(gen_cfg, toks_BxL, eye if learned else codebook)
+    return model_lib.through_table(prev, table_KxC) if learned and prev is not None else prev
 
   params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1], codebook), None, None,
                     prev_of(toks[:1], codebook))["params"]
