@@ -10,7 +10,10 @@ beside other runs): held-out reconstruction 100% at every scale; plain decoding 
 (target 95%: not met; 0% with parallel steps, 45.8% sequential without twins): scales n = 3..6
 100%, then falling at each second operation of an intermediate node (n = 7 96.6%, n = 9 91.0%,
 n = 11 81.7%), whose input must differ from the first operation's; uniqueness and novelty
-100%; constrained decoding 100% / 100% / 100%. Sampler: BUILD_NOTES.md ("PNAG: sequential steps
+100%; constrained decoding 100% / 100% / 100%. A fresh end-to-end rerun of this config
+(twentieth session, new stage 1, 1,379 s + 1,753 s beside other runs) gave 51.5% plain
+validity: the figure moves by about 18 points with the stage-1 run (BUILD_NOTES.md, "PNAG:
+sequential NB201 and learned token inputs"). Sampler: BUILD_NOTES.md ("PNAG: sequential steps
 and twins"). No GPU run measured yet.
 Details: BUILD_NOTES.md ("PNAG: sequential steps and twins").
 Earlier, on the image pyramid
