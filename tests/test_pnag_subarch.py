@@ -273,6 +273,11 @@ def test_new_entry_config_and_token_shapes():
   assert cfg.token_shapes == ((9,), (7,), (9,), (11,), (13,), (15,))
   with pytest.raises(ValueError, match="scale_tokens='new' needs sub-architecture scales"):
     ae_lib.AEConfig(num_nodes=8, num_ops=sp.num_ops, scales=(1, 2, 4, 8), scale_tokens="new")
+  from neuroprog.pnag import train  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match="token_inputs='learned' needs new-entry tokens"):
+    train.build(train.default_config(space="nb201", schedule="pyramid",
+                                     ae={"scale_tokens": "block"},
+                                     gen={"token_inputs": "learned"}))
   with pytest.raises(ValueError, match=r"scale_tokens='edges'; allowed: \['block', 'new'\]"):
     ae_lib.AEConfig(num_nodes=8, num_ops=sp.num_ops, scales=scales, node_sets=sets,
                     scale_tokens="edges")

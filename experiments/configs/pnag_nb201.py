@@ -11,8 +11,9 @@ validity 100.0% of 1,000 (target 99.9%; the 4,096 drawn by bench_pnag.py with an
 99.83%), uniqueness 96.9% (bound 96.9%), novelty 50.5% (bound 50.0%); validity per scale
 100% at every n; constrained decoding 100% / 96.9% / 50.5%; uniform draws on the same split
 100% / 96.3% / 51.2%. Sequential steps were adopted on these same metrics (parallel steps:
-99.6% valid); BUILD_NOTES.md ("PNAG: sequential NB201 and learned token inputs"). Sampler
-speed: README (bench_pnag.py). No GPU run measured yet.
+99.6% valid, nineteenth session, another stage 1); BUILD_NOTES.md ("PNAG: sequential NB201
+and learned token inputs"). Sampler: 6,968 architectures/s (benchmarks/bench_pnag.py, batch
+4,096, alone on the machine; target 10,000: not met). No GPU run measured yet.
 Details: BUILD_NOTES.md ("PNAG: sequential steps and twins").
 """
 

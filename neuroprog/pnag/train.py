@@ -143,6 +143,10 @@ def build(config):
   ae_cfg = ae_lib.AEConfig(num_nodes=space.num_nodes, num_ops=space.num_ops,
                            scales=scales, node_sets=node_sets, **dict(_get(config, "ae")))
   new = ae_cfg.new_entries
+  if not new and _get(config, "gen").get("token_inputs") == "learned":
+    raise ValueError("config.gen.token_inputs='learned' needs new-entry tokens "
+                     "(config.ae.scale_tokens='new'); block tokens read reconstructions "
+                     "from the codebook, so the table would not be used.")
   gen_cfg = gen_lib.GenConfig(
       scales=scales, channels=ae_cfg.channels, codebook_size=ae_cfg.codebook_size,
       tokens_per_step=(msq.new_entry_layout(ae_cfg.node_sets, ae_cfg.num_nodes).group_counts
@@ -247,14 +251,13 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   toks = token_data(ae_cfg, ae_state, ops_T, adj_T)
   codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
 
-  # Learned token inputs (new-entry tokens): the inputs are built with the
-  # identity as codebook, outside the gradient, and mapped through the table
-  # in the loss (`model.through_table`).
-  learned = gen_cfg.token_inputs == "learned" and ae_cfg.new_entries
+  # Learned token inputs (new-entry tokens only, `build`): the inputs are
+  # built with the identity as codebook, outside the gradient, and mapped
+  # through the table in the loss (`model.through_table`).
+  learned = gen_cfg.token_inputs == "learned"
   eye = jnp.eye(ae_cfg.codebook_size)
 
   def inputs_of(toks_BxL, table_KxC):
-    # block tokens read reconstructions: always the codebook
     x = model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, ae_cfg.token_shapes),
                                  eye if learned else codebook, gen_cfg.scales,
                                  ae_cfg.num_nodes, ae_cfg.node_sets, ae_cfg.new_entries)
@@ -275,12 +278,11 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
     k = jax.random.fold_in(jax.random.fold_in(key, 200), step)
     idx = jax.random.randint(k, (bsz,), 0, toks.shape[0])
     cond, drop = (None, None) if cond_fn is None else cond_fn(jax.random.fold_in(k, 1), idx)
-    (loss, acc), g = jax.value_and_grad(
-        lambda p: model_lib.generator_loss(
-            gen, p, inputs_of(toks[idx], model_lib.input_table(gen_cfg, p, codebook)),
-            toks[idx], cond, drop,
-            prev_of(toks[idx], model_lib.input_table(gen_cfg, p, codebook))),
-        has_aux=True)(carry["params"])
+    def loss_of(p):
+      table = model_lib.input_table(gen_cfg, p, codebook)
+      return model_lib.generator_loss(gen, p, inputs_of(toks[idx], table), toks[idx], cond,
+                                      drop, prev_of(toks[idx], table))
+    (loss, acc), g = jax.value_and_grad(loss_of, has_aux=True)(carry["params"])
     up, os_ = opt.update(g, carry["opt"], carry["params"])
     return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
         "loss": loss, "token_acc": acc}
