@@ -21,7 +21,8 @@ model, the compile seconds, steps per second with 1 seed and with --config_seeds
 seeds in one program, FLOPs per step (XLA's cost analysis of the lowered
 chunk) and the matmul rate of the same run.
 
-  python benchmarks/bench_meta.py --tasks arc1d --widths=config [--config_seeds 10]
+  python benchmarks/bench_meta.py --tasks arc1d --widths=config [--config_seeds 5,10]
+      [--config arc1d_paper] [--set "examples_per_intent=16;intents_per_step=4"]
 
 --layers times the same models on deeper targets of each task (SUMFIRST: the
 MLP with that many hidden layers of 16; ADDMOD: the Transformer with that many
@@ -71,13 +72,27 @@ def build_step(task_name, name, intents=8, examples=128, layers=None):
   return step, state, jax.random.key(1), model
 
 
-def config_records(task_name, names, seeds_list, chunk):
-  """One record per (model, seeds): the experiment config's training program."""
+def config_records(task_name, names, seeds_list, chunk, config_name=None, overrides=""):
+  """One record per (model, seeds): the experiment config's training program.
+
+  config_name: module under experiments/configs (default: the task's own);
+  overrides: 'path=value;path2=value2' as in experiments.select (one value per
+  path; widths are not re-matched, so set them with the option that changes
+  the count)."""
   from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   if root not in sys.path:       # experiments/ lives beside benchmarks/
     sys.path.insert(0, root)
-  base = importlib.import_module(f"experiments.configs.{task_name}").get_config()
+  from experiments.pipelines import select  # pylint: disable=g-import-not-at-top
+  config_name = config_name or task_name
+  base = importlib.import_module(f"experiments.configs.{config_name}").get_config()
+  if base.task != task_name:
+    raise SystemExit(f"--config {config_name} trains task {base.task!r}, not {task_name!r}.")
+  if overrides:
+    axes = select.parse_grid(overrides)
+    if any(len(values) != 1 for _, values in axes):
+      raise SystemExit(f"--set {overrides!r}: one value per path.")
+    base = select.candidates(base, axes, rematch=False)[0][1]
   for name in names:
     if name not in base.models:
       raise SystemExit(f"{task_name} config has no model {name!r}; it has {list(base.models)}.")
@@ -97,7 +112,8 @@ def config_records(task_name, names, seeds_list, chunk):
       before = common.matmul_gflops()
       sec = common.time_call(lambda: tr.chunk(state, 0, chunk), min_time=0.0, warmup=0)
       matmul = max(before, common.matmul_gflops())
-      rec = {"bench": "meta_config", "task": task_name, "model": name,
+      rec = {"bench": "meta_config", "task": task_name, "config": config_name,
+             "overrides": overrides, "model": name,
              "params": tr.model.num_params(), "seeds": seeds,
              "intents_per_step": int(config.intents_per_step),
              "examples_per_intent": int(config.examples_per_intent),
@@ -122,12 +138,20 @@ def main():
                   help="comma-separated depths of the target (default: the task's own)")
   ap.add_argument("--widths", default="bench", choices=("bench", "config"),
                   help="bench: d_meta = 64 for every model; config: the task's experiment config")
-  ap.add_argument("--config_seeds", type=int, default=10)
+  ap.add_argument("--config_seeds", default="10",
+                  help="--widths=config: seed counts timed besides 1, comma-separated")
+  ap.add_argument("--config", default=None,
+                  help="--widths=config: module under experiments/configs (default: the task's)")
+  ap.add_argument("--set", default="", dest="overrides",
+                  help="--widths=config: overrides 'path=value;path2=value2' (experiments.select "
+                       "paths, e.g. examples_per_intent=16)")
   ap.add_argument("--chunk", type=int, default=2, help="steps per timed call (--widths=config)")
   args = ap.parse_args()
   if args.widths == "config":
     for task_name in args.tasks.split(","):
-      config_records(task_name, args.models.split(","), (1, args.config_seeds), args.chunk)
+      seeds = sorted({1, *(int(x) for x in args.config_seeds.split(","))})
+      config_records(task_name, args.models.split(","), seeds, args.chunk,
+                     args.config, args.overrides)
     return
   depths = [int(x) for x in args.layers.split(",")] if args.layers else [None]
   for task_name, name, layers in ((t, m, l) for t in args.tasks.split(",")

@@ -1,12 +1,13 @@
 """Every experiment config loads, validates, and its models are matched."""
 import pytest
 
-from experiments.configs import addmod, addmod_deep, arc1d, sumfirst, sumfirst_deep, windowsum
+from experiments.configs import addmod, addmod_deep, arc1d, arc1d_paper, sumfirst, sumfirst_deep
+from experiments.configs import windowsum
 from experiments.configs import test as test_config
 from neuroprog import meta, tasks
 from neuroprog.train import loop
 
-PAPER = {"sumfirst": sumfirst, "addmod": addmod, "arc1d": arc1d}
+PAPER = {"sumfirst": sumfirst, "addmod": addmod, "arc1d": arc1d_paper}
 
 
 @pytest.mark.parametrize("name", sorted(PAPER))
@@ -41,6 +42,23 @@ def test_beyond_paper_configs_are_valid_and_capacity_matched(module, seeds):
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()
     assert abs(n - budget) <= 0.1 * budget, (model, n)
+
+
+def test_arc1d_cpu_protocol_keeps_the_paper_splits_at_its_own_budget():
+  """arc1d.py differs from arc1d_paper.py only where its docstring says: the
+  capacity budget, intents and examples per step, seeds and steps."""
+  cpu, paper = arc1d.get_config(), arc1d_paper.get_config()
+  loop.validate_config(cpu)
+  task = loop.build_task(cpu)
+  assert (cpu.ood_intents, cpu.val_intents) == (paper.ood_intents, paper.val_intents)
+  assert len(task.val_intents) >= 2 and len(task.train_intents) == 20
+  assert set(task.val_intents).isdisjoint(task.ood_intents)
+  assert task.spec == tasks.default_spec("arc1d")
+  assert cpu.learning_rates == paper.learning_rates and cpu.learning_rate is None
+  assert cpu.intents_per_step * cpu.examples_per_intent == 128 and cpu.seeds == 5
+  for model in cpu.models:
+    n = loop.create_model(cpu, task, model).num_params()
+    assert abs(n - arc1d.PARAM_BUDGET) <= 0.1 * arc1d.PARAM_BUDGET, (model, n)
 
 
 def test_test_config_is_tiny_and_valid():

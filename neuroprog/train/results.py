@@ -16,14 +16,60 @@ def _ms(values) -> str:
   return f"{v.mean():.3f} ± {v.std():.3f}" if v.size else "–"
 
 
+SPLIT_NAMES = {"id": "ID", "val": "val", "ood": "OOD"}
+
+
+def per_family(results: dict[str, Any]) -> dict[str, dict[str, dict[str, dict]]]:
+  """{model: {family: {split: {"per_seed": [S], "mean", "std"}}}}.
+
+  A family is the part of an intent's name before the first comma
+  ("move_right,k=3" -> "move_right"). Per seed, the family's accuracy is the
+  mean over its intents of that split; mean and std are over seeds. Splits a
+  family has no intent in are left out.
+  """
+  out = {}
+  for name, m in results["models"].items():
+    fams = {}
+    for split in SPLIT_NAMES:
+      by_family = {}
+      for intent, per_seed in m.get(split, {}).items():
+        by_family.setdefault(intent.split(",")[0], []).append(per_seed)
+      for fam, rows in by_family.items():
+        seed_means = np.mean(np.asarray(rows, float), 0)     # [S]
+        fams.setdefault(fam, {})[split] = {
+            "per_seed": seed_means.tolist(), "mean": float(seed_means.mean()),
+            "std": float(seed_means.std())}
+    out[name] = fams
+  return out
+
+
+def family_table(results: dict[str, Any]) -> str:
+  """Markdown: one row per (family, split), one column per model, cells
+  'mean ± std' over seeds (`per_family`)."""
+  fam = per_family(results)
+  models = list(results["models"])
+  families = sorted({f for m in fam.values() for f in m})
+  lines = ["| family | split | " + " | ".join(models) + " |",
+           "|" + "---|" * (len(models) + 2)]
+  for f in families:
+    for split, label in SPLIT_NAMES.items():
+      cells = [fam[m].get(f, {}).get(split) for m in models]
+      if all(c is None for c in cells):
+        continue
+      lines.append(f"| {f} | {label} | " + " | ".join(
+          "–" if c is None else f"{c['mean']:.3f} ± {c['std']:.3f}" for c in cells) + " |")
+  return "\n".join(lines)
+
+
 def summary_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
-  """Per model: ID/OOD mean and std over seeds, OOD max, OOD of the seed
-  that validation selects (None without validation intents)."""
+  """Per model: ID/validation/OOD mean and std over seeds, OOD max, OOD of the
+  seed that validation selects (None without validation intents)."""
   rows = []
   for name, r in results["models"].items():
     ood = np.asarray(r["ood_mean"])
     row = {"model": name, "params": r["num_params"], "seeds": len(r["seeds"]),
-           "id": _ms(r["id_mean"]), "ood": _ms(r["ood_mean"]),
+           "id": _ms(r["id_mean"]), "val": _ms(r["val_mean"]) if r["val_mean"] else None,
+           "ood": _ms(r["ood_mean"]),
            "ood_max": float(ood.max()) if ood.size else None,
            "ood_val_selected": None}
     if r["val_mean"]:
@@ -35,30 +81,22 @@ def summary_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
 def markdown_table(results: dict[str, Any], task=None) -> str:
   rows = summary_rows(results)
   has_val = any(r["ood_val_selected"] is not None for r in rows)
-  head = ["model", "params", "seeds", "ID mean ± std", "OOD mean ± std",
-          "OOD max over seeds"] + (["OOD of val-selected seed"] if has_val else [])
+  head = (["model", "params", "seeds", "ID mean ± std"]
+          + (["val mean ± std"] if has_val else [])
+          + ["OOD mean ± std", "OOD max over seeds"]
+          + (["OOD of val-selected seed"] if has_val else []))
   lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
   for r in rows:
-    cells = [r["model"], f"{r['params']:,}", str(r["seeds"]), r["id"], r["ood"],
-             f"{r['ood_max']:.3f}" if r["ood_max"] is not None else "–"]
+    cells = ([r["model"], f"{r['params']:,}", str(r["seeds"]), r["id"]]
+             + ([r["val"] or "–"] if has_val else [])
+             + [r["ood"], f"{r['ood_max']:.3f}" if r["ood_max"] is not None else "–"])
     if has_val:
-      cells.append(f"{r['ood_val_selected']:.3f}")
+      cells.append(f"{r['ood_val_selected']:.3f}" if r["ood_val_selected"] is not None
+                   else "–")
     lines.append("| " + " | ".join(cells) + " |")
   if task is not None and task.name == "arc1d":
-    lines += ["", "Per family (mean over seeds; ID / OOD):", ""]
-    fams = sorted({k.split(",")[0] for m in results["models"].values()
-                   for k in list(m["id"]) + list(m["ood"])})
-    lines.append("| model | " + " | ".join(fams) + " |")
-    lines.append("|" + "---|" * (len(fams) + 1))
-    for name, m in results["models"].items():
-      cells = []
-      for f in fams:
-        parts = []
-        for split in ("id", "ood"):
-          vals = [np.mean(v) for k, v in m[split].items() if k.split(",")[0] == f]
-          parts.append(f"{np.mean(vals):.2f}" if vals else "–")
-        cells.append(" / ".join(parts))
-      lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Per family (per seed the mean over the family's intents of that "
+              "split; mean ± std over seeds):", "", family_table(results)]
   return "\n".join(lines)
 
 
@@ -91,6 +129,8 @@ def plot_by_intent(results: dict[str, Any], path: str) -> None:
 
 def write_all(workdir: str, task, results: dict[str, Any]) -> str:
   """results.json, results.md and ood_by_intent.png; returns the table."""
+  if task is not None and task.name == "arc1d":
+    results["per_family"] = per_family(results)
   with open(os.path.join(workdir, "results.json"), "w") as f:
     json.dump(results, f, indent=2)
   table = markdown_table(results, task)

@@ -1,0 +1,43 @@
+"""The results table: per-family summaries of a 1D-ARC run, by hand."""
+import numpy as np
+
+from neuroprog import tasks
+from neuroprog.train import results as results_lib
+
+# Two seeds. move_right has two training intents, a validation and an OOD one.
+RESULTS = {
+    "task": "arc1d",
+    "models": {
+        "meta_gnn": {
+            "num_params": 1000, "seeds": [0, 1],
+            "id": {"flip": [1.0, 0.8], "move_right,k=1": [1.0, 1.0],
+                   "move_right,k=2": [0.6, 0.8]},
+            "val": {"move_right,k=4": [0.5, 0.1]},
+            "ood": {"move_right,k=3": [0.9, 0.3]},
+            "id_mean": [0.8666667, 0.8666667], "val_mean": [0.5, 0.1],
+            "ood_mean": [0.9, 0.3],
+        },
+    },
+}
+
+
+def test_per_family_means_over_intents_then_seeds():
+  fam = results_lib.per_family(RESULTS)["meta_gnn"]
+  assert set(fam) == {"flip", "move_right"}
+  assert set(fam["flip"]) == {"id"}                       # no val/OOD intent of flip
+  mr = fam["move_right"]
+  np.testing.assert_allclose(mr["id"]["per_seed"], [0.8, 0.9])   # (1.0+0.6)/2, (1.0+0.8)/2
+  np.testing.assert_allclose([mr["id"]["mean"], mr["id"]["std"]], [0.85, 0.05])
+  np.testing.assert_allclose([mr["ood"]["mean"], mr["ood"]["std"]], [0.6, 0.3])
+  np.testing.assert_allclose([mr["val"]["mean"], mr["val"]["std"]], [0.3, 0.2])
+
+
+def test_markdown_has_validation_column_and_family_rows():
+  md = results_lib.markdown_table(RESULTS, tasks.get("arc1d"))
+  assert "| val mean ± std |" in md.splitlines()[0]
+  # Seed 0 has the higher validation accuracy, so its OOD 0.900 is reported.
+  assert md.splitlines()[2].endswith("| 0.300 ± 0.200 | 0.600 ± 0.300 | 0.900 | 0.900 |")
+  assert "| move_right | OOD | 0.600 ± 0.300 |" in md
+  assert "| move_right | val | 0.300 ± 0.200 |" in md
+  assert "| flip | ID | 0.900 ± 0.100 |" in md
+  assert "| flip | OOD |" not in md
