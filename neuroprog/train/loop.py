@@ -20,6 +20,7 @@ import ml_collections
 import numpy as np
 import optax
 
+from neuroprog import intents as intents_lib
 from neuroprog import meta, specs as specs_lib, tasks
 from neuroprog.run import checkpoint, config as config_lib, loop as run_loop, parallel
 from neuroprog.run import workdir as workdir_lib
@@ -52,6 +53,13 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "ood_intents": None,       # None: the task's default OOD intents
     "val_intents": (),         # held out of training, used to select a seed
     "train_intents": None,     # None: every intent not OOD and not validation
+    # "label": the task's intent features (n, p, (family, parameter)); "examples":
+    # each intent is shown as `shots` support pairs drawn from its generator
+    # and read by an example-set encoder (`neuroprog.intents`), trained with
+    # the meta-learner; tasks with grid pairs only (1D-ARC).
+    "intent": "label",
+    "shots": 3,
+    "intent_encoder": {},      # options of intents.ExampleSetEncoder (ENCODER_DEFAULTS)
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -98,10 +106,30 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
   return out
 
 
+INTENT_KINDS = ("label", "examples")
+# Support sets drawn per intent when a model that reads example intents is
+# evaluated; the eval_examples queries of an intent are split among them, so
+# an accuracy averages over support draws as well as queries.
+EVAL_SUPPORT_DRAWS = 10
+
+
 def validate_config(config) -> None:
   """ValueError for unknown or missing keys and bad values, before any work."""
   SCHEMA.validate(config)
   target_spec(config)
+  kind = _get(config, "intent")
+  if kind not in INTENT_KINDS:
+    raise ValueError(f"config.intent={kind!r}; allowed: {list(INTENT_KINDS)}.")
+  if kind == "examples":
+    task = tasks.get(_get(config, "task"))
+    if not getattr(task, "example_intents", False):
+      raise ValueError(f"config.intent='examples': task {task.name!r} has no grid pairs "
+                       "to show; example intents need a task with them (arc1d).")
+    shots = _get(config, "shots")
+    if isinstance(shots, bool) or not isinstance(shots, int) \
+        or not 1 <= shots <= intents_lib.MAX_SHOTS:
+      raise ValueError(f"config.shots={shots!r}; allowed: 1..{intents_lib.MAX_SHOTS}.")
+    intents_lib.encoder_config(_get(config, "intent_encoder"))
   models = _get(config, "models")
   for name in models:
     try:
@@ -135,10 +163,19 @@ def build_task(config) -> tasks.Task:
                    train_intents=None if train is None else parse(train))
 
 
-def create_model(config, task, name) -> meta.MetaModel:
+def create_model(config, task, name):
+  """The meta-learner of entry `name`: a `meta.MetaModel` reading the task's
+  features, or, with config.intent="examples", one behind an example-set
+  encoder (`intents.ExampleIntentModel`; the learner reads u of the encoder's
+  out_dim)."""
   cfg = dict(_get(config, "model_configs").get(name, {}) or {})
   cfg.pop("num_params", None)
-  return meta.create(meta.base_name(name), task.spec, task.feature_dim, cfg)
+  if _get(config, "intent") != "examples":
+    return meta.create(meta.base_name(name), task.spec, task.feature_dim, cfg)
+  enc = intents_lib.encoder_config(_get(config, "intent_encoder"))
+  learner = meta.create(meta.base_name(name), task.spec, enc["out_dim"], cfg)
+  return intents_lib.wrap(learner, task.spec, _get(config, "shots"), enc,
+                          pad=task.pad, vocab_size=task.spec.vocab_size)
 
 
 def matched_model_configs(task_name: str, names=meta.NAMES, *,
@@ -245,13 +282,18 @@ class Trainer:
     task, model = self.task, self.model
     feats = jnp.asarray(task.features(intents))
     ip = jnp.asarray(task.intent_params(intents))
-    x, y = task.sample_params(key, ip, _get(self.config, "eval_examples"))
+    n = _get(self.config, "eval_examples")
+    draws = min(EVAL_SUPPORT_DRAWS, n) if step_lib.shots_of(model) else 1
+    # Example intents: each intent repeated `draws` times, each copy with its
+    # own support set and n // draws queries.
+    feats_r, ip_r = jnp.tile(feats, (draws, 1)), jnp.tile(ip, (draws, 1))
+    u, x, y = step_lib.draw(model, task, key, feats_r, ip_r, n // draws)
 
     @jax.jit
     @jax.vmap
     def per_seed(params):
-      out = step_lib.outputs_for(model, params, feats, x)
-      return task.exact_match(out, y, ip).mean(-1)
+      out = step_lib.outputs_for(model, params, u, x)
+      return task.exact_match(out, y, ip_r).mean(-1).reshape(draws, -1).mean(0)
     return np.asarray(per_seed(params_S))
 
 

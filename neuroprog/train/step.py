@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from neuroprog import intents as intents_lib
 from neuroprog import meta
 from neuroprog.programs import executor as execute_lib
 
@@ -23,25 +24,54 @@ class TrainState(NamedTuple):
   step: jax.Array
 
 
+def is_direct(model) -> bool:
+  """True for the direct baseline, bare or behind an example-set encoder."""
+  return isinstance(model, meta.DirectModel) or bool(getattr(model, "is_direct", False))
+
+
+def shots_of(model) -> int:
+  """Support pairs per intent the model reads (0: label intents)."""
+  return int(getattr(model, "shots", 0))
+
+
 def outputs_for(model, params, u_BxF, x):
   """Target-network outputs for B intents and inputs x [B, n, ...].
 
   The one place the two kinds of meta-learner meet: a `meta.Hypernetwork`
   synthesizes θ float32[B, T] and each program runs through `execute`; a
-  `meta.DirectModel` maps (u, x) to the outputs itself.
+  `meta.DirectModel` maps (u, x) to the outputs itself. For a model behind an
+  example-set encoder (`intents.ExampleIntentModel`), u is an
+  `intents.SupportSet` of B support sets instead of features.
   """
-  if isinstance(model, meta.DirectModel):
+  if is_direct(model):
     return model._apply(params, u_BxF, x)   # pylint: disable=protected-access
   theta_BxT = model._apply(params, u_BxF)    # pylint: disable=protected-access
   return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x)
+
+
+def draw(model, task, key, u_BxF, ip_BxP, n_examples: int):
+  """(intent input, x, y) for one batch of B intents.
+
+  Label intents: u_BxF as given and n fresh examples per intent. Example
+  intents: `shots` + n examples per intent from one generator call, the first
+  `shots` as the support set that stands for the intent (so support and query
+  share the (family, parameter) and nothing else), the rest as queries;
+  u_BxF is not read.
+  """
+  shots = shots_of(model)
+  x, y = task.sample_params(key, ip_BxP, shots + n_examples)
+  if not shots:
+    return u_BxF, x, y
+  support, x, y = intents_lib.split_support(x, y, shots)
+  return support, x, y
 
 
 def make_loss_fn(model, task, n_examples: int):
   """loss_fn(params, key, u_BxF, ip_BxP) -> (mean loss, exact-match rate)."""
 
   def loss_fn(params, key, u_BxF, ip_BxP):
-    x, y = task.sample_params(key, ip_BxP, n_examples)
-    out = outputs_for(model, params, u_BxF, x)
+    u, x, y = draw(model, task, key, u_BxF, ip_BxP, n_examples)
+    out = outputs_for(model, params, u, x)
     return task.loss(out, y, ip_BxP).mean(), task.exact_match(out, y, ip_BxP).mean()
 
   return loss_fn
@@ -74,8 +104,19 @@ def make_train_step(model, task, optimizer: optax.GradientTransformation, *,
   return step
 
 
+def probe_intents(model, task, key, intents):
+  """What a model's init calibrates on: the intents' features, or (example
+  intents) one support set of each drawn with `key`."""
+  feats = jnp.asarray(task.features(intents))
+  if not shots_of(model):
+    return feats
+  ip = jnp.asarray(task.intent_params(intents))
+  return draw(model, task, key, feats, ip, 0)[0]
+
+
 def init_state(model, task, optimizer, key, train_intents=None) -> TrainState:
   """Model params calibrated on the training intents, fresh optimizer state."""
   intents = task.train_intents if train_intents is None else tuple(train_intents)
-  params = model.init(key, jnp.asarray(task.features(intents)))
+  probe = probe_intents(model, task, jax.random.fold_in(key, 7), intents)
+  params = model.init(key, probe)
   return TrainState(params, optimizer.init(params), jnp.zeros((), jnp.int32))

@@ -38,6 +38,11 @@ class Arc1D(base.Task):
   param_dim = 2
   default_ood = families.DEFAULT_OOD
   default_spec = staticmethod(default_spec)
+  # Example intents (`neuroprog.intents`): an intent can be shown as support
+  # pairs of grids padded with `pad`, colours 0..n_colours-1.
+  example_intents = True
+  pad = families.PAD
+  n_colours = families.N_COLOURS
 
   def check_spec(self, spec):
     self._require_spec(spec, specs_lib.Seq2SeqSpec, vocab_size=families.N_COLOURS + 1)

@@ -1,0 +1,263 @@
+"""Intents given as examples: a few (input grid, output grid) pairs -> u.
+
+A label intent is a feature vector the task computes from a name it knows
+(`Task.features`: 1D-ARC's one-hot family and parameter). An example intent is
+what a user with a new task actually has: k support pairs. `ExampleSetEncoder`
+reads them and returns the intent vector u float32[B, F_u] that any
+meta-learner reads in place of the label features; `ExampleIntentModel` wraps a
+meta-learner with it, so the pair (encoder, learner) trains end to end through
+`execute` and the family and parameter are never an input.
+
+Shapes. A batch of support sets is a `SupportSet`: x and y int32[B, K, L]
+(grids padded with the task's pad token to L = the target's max_len) and mask
+bool[B, K] (True for the pairs that are there; k = mask.sum(-1) may differ per
+row, 1 <= k <= K). Everything here is pure jnp and jittable; the Python
+checks in `check_pairs` run before any array is built.
+
+Why this encoder. Whether a pair is a shift, a flip or a recolour is a
+relation between cells at different positions of the input and the output, so
+each pair is read by self-attention over its 2L cells (input then output,
+each with its position and side), then pooled over its cells. The set of pairs
+is pooled by a masked mean: invariant to the order of the pairs by
+construction, and defined for any k.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple, Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from neuroprog import meta, specs as specs_lib
+
+MAX_SHOTS = 5
+# Options of the encoder (config.intent_encoder): the same encoder serves every
+# meta-learner of a run, so their comparison stays capacity-matched.
+ENCODER_DEFAULTS = {"width": 32, "heads": 4, "layers": 1, "out_dim": 16}
+
+
+class SupportSet(NamedTuple):
+  """x, y: int32[B, K, L] padded grids; mask: bool[B, K], True where a pair is."""
+  x: jax.Array
+  y: jax.Array
+  mask: jax.Array
+
+
+class ExampleSetEncoder(nn.Module):
+  """SupportSet -> u float32[B, out_dim] (layer-normed: unit scale, like the
+  label features the meta-learners are initialised for)."""
+  vocab_size: int
+  max_len: int
+  pad: int
+  width: int = 32
+  heads: int = 4
+  layers: int = 1
+  out_dim: int = 16
+
+  @nn.compact
+  def __call__(self, support: SupportSet) -> jax.Array:
+    x, y, mask = support
+    b, k, length = x.shape
+    w = self.width
+    tok = nn.Embed(self.vocab_size, w, name="token")
+    pos = self.param("position", nn.initializers.normal(0.02), (length, w))
+    side = self.param("side", nn.initializers.normal(0.02), (2, w))
+    cells = jnp.concatenate([tok(x) + pos + side[0], tok(y) + pos + side[1]], 2)
+    cells = cells.reshape(b * k, 2 * length, w)                       # [B*K, 2L, W]
+    present = jnp.concatenate([x != self.pad, y != self.pad], 2).reshape(b * k, 2 * length)
+    attn_mask = present[:, None, None, :] & present[:, None, :, None]
+    for i in range(self.layers):
+      h = nn.LayerNorm(name=f"ln_attn_{i}")(cells)
+      cells = cells + nn.MultiHeadDotProductAttention(
+          num_heads=self.heads, qkv_features=w, name=f"attn_{i}")(h, h, mask=attn_mask)
+      h = nn.LayerNorm(name=f"ln_mlp_{i}")(cells)
+      cells = cells + nn.Dense(w, name=f"mlp_out_{i}")(
+          nn.gelu(nn.Dense(2 * w, name=f"mlp_in_{i}")(h)))
+    weight = present.astype(cells.dtype)[..., None]
+    pair = (cells * weight).sum(1) / jnp.maximum(weight.sum(1), 1.0)   # [B*K, W]
+    pair = nn.Dense(w, name="pair")(nn.LayerNorm(name="ln_pair")(pair)).reshape(b, k, w)
+    pair = nn.gelu(pair)
+    m = mask.astype(pair.dtype)[..., None]
+    pooled = (pair * m).sum(1) / jnp.maximum(m.sum(1), 1.0)           # [B, W]
+    u = nn.Dense(self.out_dim, name="out")(nn.gelu(nn.Dense(w, name="set")(pooled)))
+    return nn.LayerNorm(use_scale=False, use_bias=False, name="ln_out")(u)
+
+
+def encoder_config(options=None) -> dict:
+  """ENCODER_DEFAULTS updated by `options`; ValueError names an unknown key or
+  a bad value."""
+  out = dict(ENCODER_DEFAULTS)
+  for key, value in dict(options or {}).items():
+    if key not in ENCODER_DEFAULTS:
+      raise ValueError(f"intent_encoder: unknown option {key!r}; allowed: "
+                       f"{sorted(ENCODER_DEFAULTS)}.")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+      raise ValueError(f"intent_encoder.{key}={value!r}; allowed: a positive int.")
+    out[key] = int(value)
+  if out["width"] % out["heads"]:
+    raise ValueError(f"intent_encoder: width {out['width']} is not divisible by "
+                     f"heads {out['heads']}.")
+  return out
+
+
+def check_pairs(pairs, *, max_len: int, n_colours: int = 10,
+                same_length: bool = True) -> list[tuple[np.ndarray, np.ndarray]]:
+  """The support pairs as int arrays, or ValueError naming what is wrong.
+
+  pairs: a sequence of 1 to MAX_SHOTS (input, output) pairs; each grid a
+  sequence of colours 0..n_colours-1 (a one-row grid [[...]] is accepted, as
+  the official 1D-ARC files store them), at most max_len cells; with
+  same_length, input and output of a pair have the same length (every 1D-ARC
+  family requires it).
+  """
+  if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
+    raise ValueError(f"intent pairs: expected a list of (input, output) pairs, got "
+                     f"{type(pairs).__name__}.")
+  if not 1 <= len(pairs) <= MAX_SHOTS:
+    raise ValueError(f"intent pairs: got {len(pairs)} pairs; allowed: 1..{MAX_SHOTS}.")
+  out = []
+  for i, pair in enumerate(pairs):
+    if isinstance(pair, dict):
+      pair = (pair.get("input"), pair.get("output"))
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+      raise ValueError(f"intent pairs[{i}]: expected (input, output), got {pair!r}.")
+    grids = []
+    for side, grid in zip(("input", "output"), pair):
+      g = np.asarray(grid)
+      if g.ndim == 2 and g.shape[0] == 1:
+        g = g[0]
+      if g.ndim != 1 or g.size == 0 or not np.issubdtype(g.dtype, np.integer):
+        raise ValueError(f"intent pairs[{i}] {side}: expected a non-empty row of int "
+                         f"colours, got shape {g.shape} dtype {g.dtype}.")
+      if g.size > max_len:
+        raise ValueError(f"intent pairs[{i}] {side}: {g.size} cells; the target reads at "
+                         f"most max_len={max_len}.")
+      bad = g[(g < 0) | (g >= n_colours)]
+      if bad.size:
+        raise ValueError(f"intent pairs[{i}] {side}: colour {int(bad[0])} outside "
+                         f"0..{n_colours - 1}.")
+      grids.append(g.astype(np.int32))
+    if same_length and grids[0].size != grids[1].size:
+      raise ValueError(f"intent pairs[{i}]: input has {grids[0].size} cells and output "
+                       f"{grids[1].size}; this task requires equal lengths.")
+    out.append((grids[0], grids[1]))
+  return out
+
+
+def support_from_pairs(pairs, *, max_len: int, pad: int, n_colours: int = 10,
+                       shots: int | None = None) -> SupportSet:
+  """One support set (B = 1) from checked pairs, padded to K = shots (default:
+  the number of pairs) pairs of max_len cells."""
+  checked = check_pairs(pairs, max_len=max_len, n_colours=n_colours)
+  k = len(checked) if shots is None else shots
+  if len(checked) > k:
+    raise ValueError(f"intent pairs: got {len(checked)} pairs; this model reads at most "
+                     f"{k}.")
+  x = np.full((1, k, max_len), pad, np.int32)
+  y = np.full((1, k, max_len), pad, np.int32)
+  for i, (a, b) in enumerate(checked):
+    x[0, i, :a.size], y[0, i, :b.size] = a, b
+  mask = np.arange(k)[None] < len(checked)
+  return SupportSet(jnp.asarray(x), jnp.asarray(y), jnp.asarray(mask))
+
+
+def split_support(x, y, shots: int) -> tuple[SupportSet, jax.Array, jax.Array]:
+  """(support, query x, query y) from one draw of shots + n examples per intent:
+  x, y [B, shots + n, L] -> SupportSet of the first `shots`, and the rest."""
+  mask = jnp.ones(x.shape[:1] + (shots,), bool)
+  return SupportSet(x[:, :shots], y[:, :shots], mask), x[:, shots:], y[:, shots:]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ExampleIntentModel:
+  """A meta-learner that reads support sets: encoder(support) = u, then the
+  learner (a `meta.Hypernetwork` or `meta.DirectModel` built for intent_dim =
+  encoder.out_dim) as it would read label features.
+
+  params: {"encoder": encoder params, "learner": the learner's params}.
+  `learner._apply` is the learner's own, so θ, `execute` and the output head
+  are unchanged; the head is calibrated on the encoder's u of the probe
+  support sets at init.
+  """
+  learner: Any
+  encoder: ExampleSetEncoder
+  shots: int
+
+  @property
+  def name(self):
+    return self.learner.name
+
+  @property
+  def spec(self):
+    return self.learner.spec
+
+  @property
+  def config(self):
+    return self.learner.config
+
+  @property
+  def is_direct(self) -> bool:
+    return isinstance(self.learner, meta.DirectModel)
+
+  def encode(self, params, support: SupportSet) -> jax.Array:
+    """u float32[B, out_dim] for a batch of support sets."""
+    return self.encoder.apply({"params": params["encoder"]}, support)
+
+  def _init(self, key, probe: SupportSet):
+    k_enc, k_learner = jax.random.split(key)
+    enc = self.encoder.init(k_enc, probe)["params"]
+    u = self.encoder.apply({"params": enc}, probe)
+    return {"encoder": enc, "learner": self.learner._init(k_learner, u)}  # pylint: disable=protected-access
+
+  @functools.cached_property
+  def _jit_init(self):
+    return jax.jit(self._init)
+
+  def init(self, key, probe: SupportSet):
+    """Params; the learner's head is calibrated on encode(probe)."""
+    return self._jit_init(key, probe)
+
+  def _apply(self, params, support: SupportSet, *x):
+    u = self.encode(params, support)
+    return self.learner._apply(params["learner"], u, *x)  # pylint: disable=protected-access
+
+  def probe_support(self, batch: int = 2) -> SupportSet:
+    length = self.encoder.max_len
+    x = jnp.zeros((batch, self.shots, length), jnp.int32)
+    return SupportSet(x, x, jnp.ones((batch, self.shots), bool))
+
+  def num_params(self) -> int:
+    shapes = jax.eval_shape(self._init, jax.random.key(0), self.probe_support())
+    learner = {k: v for k, v in shapes["learner"].items() if k != "intent"}
+    leaves = jax.tree_util.tree_leaves((shapes["encoder"], learner))
+    return int(sum(np.prod(s.shape) for s in leaves))
+
+  def encoder_params(self) -> int:
+    shapes = jax.eval_shape(
+        lambda k: self.encoder.init(k, self.probe_support())["params"], jax.random.key(0))
+    return int(sum(np.prod(s.shape) for s in jax.tree_util.tree_leaves(shapes)))
+
+
+def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
+         vocab_size: int) -> ExampleIntentModel:
+  """`learner` (built for intent_dim = out_dim) with an example-set encoder.
+
+  spec: the target (a Seq2SeqSpec: its max_len is the grids' length L).
+  """
+  if not isinstance(spec, specs_lib.Seq2SeqSpec):
+    raise ValueError(f"example intents need a grid-to-grid target (Seq2SeqSpec), got "
+                     f"{type(spec).__name__}.")
+  if isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) \
+      or not 1 <= shots <= MAX_SHOTS:
+    raise ValueError(f"shots={shots!r}; allowed: 1..{MAX_SHOTS}.")
+  cfg = encoder_config(options)
+  if learner.intent_dim != cfg["out_dim"]:
+    raise ValueError(f"{learner.name}: built for intent_dim={learner.intent_dim}, the "
+                     f"encoder gives out_dim={cfg['out_dim']}.")
+  enc = ExampleSetEncoder(vocab_size=vocab_size, max_len=spec.max_len, pad=pad, **cfg)
+  return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots))

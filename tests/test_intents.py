@@ -1,0 +1,170 @@
+"""Intents given as examples: the example-set encoder, user pairs, training."""
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from neuroprog import intents, meta, tasks
+from neuroprog.train import loop, step as step_lib
+
+PAD, L = 10, 33
+
+
+def _encoder(**kw):
+  cfg = {"width": 16, "heads": 2, "layers": 1, "out_dim": 8, **kw}
+  return intents.ExampleSetEncoder(vocab_size=11, max_len=L, pad=PAD, **cfg)
+
+
+def _random_support(key, b=3, k=5, present=None):
+  """Random grids of random lengths 5..20 (input and output of a pair alike)."""
+  kx, ky, kl = jax.random.split(key, 3)
+  x = jax.random.randint(kx, (b, k, L), 0, 10)
+  y = jax.random.randint(ky, (b, k, L), 0, 10)
+  lengths = jax.random.randint(kl, (b, k, 1), 5, 21)
+  cells = jnp.arange(L) < lengths
+  x, y = jnp.where(cells, x, PAD), jnp.where(cells, y, PAD)
+  mask = jnp.ones((b, k), bool) if present is None else jnp.arange(k)[None] < present
+  return intents.SupportSet(x, y, jnp.broadcast_to(mask, (b, k)))
+
+
+@pytest.fixture(scope="module")
+def encoder_and_params():
+  enc = _encoder()
+  params = enc.init(jax.random.key(0), _random_support(jax.random.key(1)))["params"]
+  return enc, params
+
+
+def test_the_order_of_the_pairs_does_not_matter(encoder_and_params):
+  enc, params = encoder_and_params
+  s = _random_support(jax.random.key(2))
+  perm = np.array([3, 0, 4, 1, 2])
+  shuffled = intents.SupportSet(s.x[:, perm], s.y[:, perm], s.mask[:, perm])
+  u = enc.apply({"params": params}, s)
+  np.testing.assert_allclose(enc.apply({"params": params}, shuffled), u, atol=1e-5)
+  # ...while the pairs themselves do: another support set gives another u.
+  other = enc.apply({"params": params}, _random_support(jax.random.key(3)))
+  assert float(jnp.abs(other - u).max()) > 0.1
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_any_number_of_pairs_from_one_to_five(encoder_and_params, k):
+  """k pairs of a 5-slot support set are read; what sits in the other slots
+  is not, and the result equals a support set of exactly k slots."""
+  enc, params = encoder_and_params
+  s = _random_support(jax.random.key(4), present=k)
+  u = enc.apply({"params": params}, s)
+  assert u.shape == (3, 8) and bool(jnp.all(jnp.isfinite(u)))
+  junk = _random_support(jax.random.key(5))
+  filled = intents.SupportSet(jnp.where(s.mask[..., None], s.x, junk.x),
+                              jnp.where(s.mask[..., None], s.y, junk.y), s.mask)
+  np.testing.assert_allclose(enc.apply({"params": params}, filled), u, atol=1e-5)
+  exact = intents.SupportSet(s.x[:, :k], s.y[:, :k], s.mask[:, :k])
+  np.testing.assert_allclose(enc.apply({"params": params}, exact), u, atol=1e-5)
+
+
+def test_padding_cells_are_not_read(encoder_and_params):
+  enc, params = encoder_and_params
+  s = _random_support(jax.random.key(6))
+  u = enc.apply({"params": params}, s)
+  # Cells past a grid's end hold PAD; an encoder that read them would change
+  # when the padded length changes. Same grids, read at L = 40.
+  longer = _encoder()
+  wide = lambda a: jnp.pad(a, ((0, 0), (0, 0), (0, 7)), constant_values=PAD)
+  p40 = dict(params, position=jnp.pad(params["position"], ((0, 7), (0, 0))))
+  u40 = longer.apply({"params": p40}, intents.SupportSet(wide(s.x), wide(s.y), s.mask))
+  np.testing.assert_allclose(u40, u, atol=1e-5)
+
+
+def test_user_pairs_are_checked_before_any_work():
+  ok = [([0, 2, 2, 0], [0, 0, 2, 2]), ([[3, 3, 0]], [[0, 3, 3]])]
+  s = intents.support_from_pairs(ok, max_len=6, pad=PAD, shots=3)
+  np.testing.assert_array_equal(s.x[0], [[0, 2, 2, 0, 10, 10], [3, 3, 0, 10, 10, 10],
+                                         [10] * 6])
+  np.testing.assert_array_equal(s.y[0, 1], [0, 3, 3, 10, 10, 10])
+  np.testing.assert_array_equal(s.mask, [[True, True, False]])
+  cases = [
+      ([], "got 0 pairs; allowed: 1..5"),
+      ([([1, 2], [2, 1])] * 6, "got 6 pairs; allowed: 1..5"),
+      ([([1, 2, 3], [1, 2])], "input has 3 cells and output 2; this task requires equal"),
+      ([([1, 10], [1, 2])], "pairs[0] input: colour 10 outside 0..9"),
+      ([([1, 2], [1, 2]), ([1, 2], [-1, 2])], "pairs[1] output: colour -1 outside 0..9"),
+      ([([1] * 7, [1] * 7)], "7 cells; the target reads at most max_len=6"),
+      ([([1.5, 2], [1, 2])], "expected a non-empty row of int colours"),
+      ("abc", "expected a list of (input, output) pairs"),
+  ]
+  for pairs, message in cases:
+    with pytest.raises(ValueError, match=re.escape(message)):
+      intents.support_from_pairs(pairs, max_len=6, pad=PAD)
+  with pytest.raises(ValueError, match="got 2 pairs; this model reads at most 1"):
+    intents.support_from_pairs(ok, max_len=6, pad=PAD, shots=1)
+
+
+def test_config_errors_name_the_bad_value():
+  base = dict(task="arc1d", models=("meta_mlp",), intent="examples")
+  for values, message in [
+      (dict(intent="pairs"), "config.intent='pairs'; allowed: \\['label', 'examples'\\]"),
+      (dict(shots=0), "config.shots=0; allowed: 1..5"),
+      (dict(shots=6), "config.shots=6; allowed: 1..5"),
+      (dict(intent_encoder={"depth": 2}), "unknown option 'depth'"),
+      (dict(intent_encoder={"width": 30, "heads": 4}), "not divisible by heads 4"),
+      (dict(task="sumfirst"), "task 'sumfirst' has no grid pairs")]:
+    config = loop.default_config(**{**base, **values})
+    with pytest.raises(ValueError, match=message):
+      loop.validate_config(config)
+
+
+@pytest.fixture(scope="module")
+def wrapped_mlp():
+  config = loop.default_config(task="arc1d", models=("meta_mlp",), intent="examples",
+                               shots=2, model_configs={"meta_mlp": {"hidden": 4}},
+                               intent_encoder={"width": 8, "heads": 2, "out_dim": 8})
+  task = loop.build_task(config)
+  model = loop.create_model(config, task, "meta_mlp")
+  key = jax.random.key(0)
+  params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
+  return task, model, params
+
+
+def test_the_encoder_trains_through_execute_and_labels_are_never_read(wrapped_mlp):
+  task, model, params = wrapped_mlp
+  assert isinstance(model, intents.ExampleIntentModel) and model.shots == 2
+  assert isinstance(model.learner, meta.Hypernetwork) and model.learner.intent_dim == 8
+  assert model.num_params() == model.encoder_params() + model.learner.num_params()
+  loss_fn = step_lib.make_loss_fn(model, task, 4)
+  ip = jnp.asarray(task.intent_params(task.train_intents[:4]))
+  feats = jnp.asarray(task.features(task.train_intents[:4]))
+  key = jax.random.key(1)
+  (loss, _), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, key, feats, ip)
+  # The loss reaches the encoder's first layer through θ and execute.
+  assert float(jnp.abs(grads["encoder"]["token"]["embedding"]).max()) > 0
+  # Family and parameter are never an input: other label features, same loss.
+  garbage = jax.random.normal(jax.random.key(2), feats.shape)
+  np.testing.assert_allclose(loss_fn(params, key, garbage, ip)[0], loss, rtol=1e-6)
+  # θ depends on the support pairs: two draws of the same intents differ.
+  draw = lambda k: step_lib.draw(model, task, k, feats, ip, 0)[0]
+  t1, t2 = (model._apply(params, draw(jax.random.key(k))) for k in (3, 4))  # pylint: disable=protected-access
+  assert t1.shape == (4, model.learner.head.tensor_of_slot.size)
+  assert float(jnp.abs(t1 - t2).max()) > 1e-4
+
+
+def test_main_job_trains_on_example_intents(tmp_path):
+  config = loop.default_config(
+      task="arc1d", models=("meta_mlp",), intent="examples", shots=2,
+      model_configs={"meta_mlp": {"hidden": 4}},
+      intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+      ood_intents=("move_right,k=3",), val_intents=("move_left,k=4",),
+      train_intents=("flip", "move_right,k=1"), seeds=1, steps=6, intents_per_step=2,
+      examples_per_intent=4, eval_examples=20, log_every=3, checkpoint_every=3)
+  out = loop.train_and_evaluate(config, str(tmp_path / "wd"))
+  r = out["models"]["meta_mlp"]
+  assert set(r["id"]) == {"flip", "move_right,k=1"} and set(r["ood"]) == {"move_right,k=3"}
+  model = loop.create_model(config, loop.build_task(config), "meta_mlp")
+  assert r["num_params"] == model.num_params() > model.learner.num_params()  # + encoder
+  with open(tmp_path / "wd" / "metrics.jsonl") as f:
+    losses = [l for l in f.read().splitlines() if '"loss"' in l]
+  assert len(losses) == 2
+  # A rerun on the finished workdir resumes to the same table.
+  again = loop.train_and_evaluate(config, str(tmp_path / "wd"))
+  assert again["models"]["meta_mlp"]["id"] == r["id"]
