@@ -226,6 +226,15 @@ class ExampleIntentModel:
     u = self.encode(params, support)
     return self.learner._apply(params["learner"], u, *x)  # pylint: disable=protected-access
 
+  @functools.cached_property
+  def _jit_apply(self):
+    return jax.jit(self._apply)
+
+  def apply(self, params, support: SupportSet, *x):
+    """θ float32[B, T] (a hypernetwork learner) or outputs for x [B, n, L]
+    (a direct learner) for B support sets; jitted."""
+    return self._jit_apply(params, support, *x)
+
   def probe_support(self, batch: int = 2) -> SupportSet:
     length = self.encoder.max_len
     x = jnp.zeros((batch, self.shots, length), jnp.int32)

@@ -5,6 +5,13 @@
                                                    model=hypernet, task=task)
     y = neuroprog.execute(spec, theta, x)
 
+A run trained on example intents (config.intent="examples", 1D-ARC) takes
+the intent as its support pairs instead of a name:
+
+    spec, theta = neuroprog.synthesize("workdirs/arc1d_examples",
+                                       [([0, 2, 2, 0, 0], [0, 0, 2, 2, 0]),
+                                        ([3, 3, 0, 0], [0, 3, 3, 0])])
+
 Only hypernetworks synthesize programs; the direct baseline maps (intent,
 input) to output and has no θ (`meta.DirectModel`).
 """
@@ -17,6 +24,7 @@ from typing import Any, NamedTuple, Optional
 
 import jax.numpy as jnp
 
+from neuroprog import intents as intents_lib
 from neuroprog import meta, specs as specs_lib
 from neuroprog.run import seeds as seeds_lib, workdir as workdir_lib
 
@@ -77,7 +85,10 @@ def synthesize(workdir: str, intent, *, model: str = "meta_gnn",
   Args:
     workdir: a workdir of `experiments.synthesize` (`train.loop.train_and_evaluate`).
     intent: an intent value or string ("p=83", "n=4", "move_right,k=3");
-      an invalid one raises the task's ValueError.
+      an invalid one raises the task's ValueError. For a run trained on
+      example intents: a list of 1..shots (input, output) pairs of grids
+      (lists of colours, or the official {"input": [[...]], "output": [[...]]}
+      dicts); bad pairs raise a ValueError naming the pair and the value.
     model: which meta-learner of the workdir (a hypernetwork).
     seed: which trained seed (a seed value of the run); default
       `select_seed` (validation, else ID).
@@ -91,16 +102,30 @@ def synthesize(workdir: str, intent, *, model: str = "meta_gnn",
   return synthesize_from_params(params, intent, model=run.model, task=run.task)
 
 
+def intent_input(intent, *, model, task):
+  """What `model` reads for one intent: features float32[1, F], or, for a
+  model behind an example-set encoder, the `intents.SupportSet` of the given
+  pairs (a label intent is refused there: it never saw one)."""
+  if isinstance(model, intents_lib.ExampleIntentModel):
+    if isinstance(intent, str):
+      raise ValueError(f"model {model.name!r} was trained on example intents: give the "
+                       f"intent as a list of (input, output) pairs, not {intent!r}.")
+    return intents_lib.support_from_pairs(intent, max_len=task.spec.max_len, pad=task.pad,
+                                          n_colours=task.n_colours, shots=model.shots)
+  return jnp.asarray(task.features([task.parse_intent(intent)]))
+
+
 def synthesize_from_params(params, intent, *, model, task):
   """(spec, theta float32[T]) of `intent` from one seed's parameters in memory.
 
-  model: a `meta.Hypernetwork`; task: the task whose intents it reads.
+  model: a `meta.Hypernetwork`, or an `intents.ExampleIntentModel` around one
+  (then `intent` is a list of pairs); task: the task whose intents it reads.
   """
-  if not isinstance(model, meta.Hypernetwork):
+  learner = getattr(model, "learner", model)
+  if not isinstance(learner, meta.Hypernetwork):
     raise ValueError(f"model {getattr(model, 'name', model)!r} emits no weights (it is "
                      "the direct baseline); choose a hypernetwork.")
-  intent = task.parse_intent(intent)
-  u = jnp.asarray(task.features([intent]))
+  u = intent_input(intent, model=model, task=task)
   return task.spec, model.apply(params, u)[0]
 
 

@@ -168,3 +168,21 @@ def test_main_job_trains_on_example_intents(tmp_path):
   # A rerun on the finished workdir resumes to the same table.
   again = loop.train_and_evaluate(config, str(tmp_path / "wd"))
   assert again["models"]["meta_mlp"]["id"] == r["id"]
+  # neuroprog.synthesize takes the intent as pairs (official dicts or lists).
+  import neuroprog  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import seeds as seeds_lib  # pylint: disable=g-import-not-at-top
+  pairs = [{"input": [[0, 2, 2, 0, 0]], "output": [[0, 0, 2, 2, 0]]},
+           ([3, 3, 0, 0], [0, 3, 3, 0])]
+  spec, theta = neuroprog.synthesize(tmp_path / "wd", pairs, model="meta_mlp")
+  run = neuroprog.synthesis.load_run(str(tmp_path / "wd"), "meta_mlp")
+  support = intents.support_from_pairs(pairs, max_len=33, pad=PAD, shots=2)
+  want = run.model.apply(seeds_lib.take(run.params_S, 0), support)[0]
+  assert spec == run.task.spec and theta.shape == want.shape
+  np.testing.assert_allclose(theta, want, rtol=1e-6)
+  other = neuroprog.synthesize(tmp_path / "wd", pairs[:1], model="meta_mlp")[1]
+  assert float(jnp.abs(other - theta).max()) > 0      # one pair is another intent
+  with pytest.raises(ValueError, match="trained on example intents: give the intent as"):
+    neuroprog.synthesize(tmp_path / "wd", "flip", model="meta_mlp")
+  with pytest.raises(ValueError, match=re.escape("pairs[1] output: colour 12 outside 0..9")):
+    neuroprog.synthesize(tmp_path / "wd", [([1, 2], [2, 1]), ([1, 2], [12, 1])],
+                         model="meta_mlp")
