@@ -1,10 +1,11 @@
 """Scores the programs of a trained 1D-ARC workdir on the official 1D-ARC tasks.
 
   python -m experiments.eval_arc1d --workdir=workdirs/arc1d --data=../shared/data/1d-arc \
-      [--model=meta_gnn --model=direct] [--seed=S] [--out=DIR]
+      [--model=meta_gnn --model=direct] [--seed=S] [--out=DIR] [--intent=examples]
 
-Each model synthesizes the program from the family's intent alone and runs it
-on every train and test pair (`experiments.pipelines.eval_arc1d`); prints and
+Each model synthesizes the program from the family's intent alone (or, for a
+workdir trained on example intents, from each task's own train pairs) and runs
+it on every train and test pair (`experiments.pipelines.eval_arc1d`); prints and
 writes arc1d_eval.md and arc1d_eval.json.
 """
 
@@ -21,6 +22,9 @@ _DATA = flags.DEFINE_string("data", None, "The 1D-ARC folder (one folder per fam
 _MODEL = flags.DEFINE_multi_string("model", None, "Models to score (default: all).")
 _SEED = flags.DEFINE_integer("seed", None, "Seed value (default: chosen on validation).")
 _OUT = flags.DEFINE_string("out", None, "Output folder (default: the workdir).")
+_INTENT = flags.DEFINE_enum("intent", None, ["label", "examples"],
+                            "How the workdir's models read intents (default: its config). "
+                            "examples: each task's train pairs are its intent.")
 flags.mark_flags_as_required(["workdir", "data"])
 
 
@@ -30,7 +34,7 @@ def main(argv):
   logs.setup_from_flags()
   try:
     out = eval_arc1d.run(_WORKDIR.value, _DATA.value, models=_MODEL.value, seed=_SEED.value,
-                         out_dir=_OUT.value)
+                         out_dir=_OUT.value, intent=_INTENT.value)
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

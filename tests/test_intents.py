@@ -149,40 +149,99 @@ def test_the_encoder_trains_through_execute_and_labels_are_never_read(wrapped_ml
   assert float(jnp.abs(t1 - t2).max()) > 1e-4
 
 
-def test_main_job_trains_on_example_intents(tmp_path):
-  config = loop.default_config(
-      task="arc1d", models=("meta_mlp",), intent="examples", shots=2,
-      model_configs={"meta_mlp": {"hidden": 4}},
-      intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
-      ood_intents=("move_right,k=3",), val_intents=("move_left,k=4",),
-      train_intents=("flip", "move_right,k=1"), seeds=1, steps=6, intents_per_step=2,
-      examples_per_intent=4, eval_examples=20, log_every=3, checkpoint_every=3)
-  out = loop.train_and_evaluate(config, str(tmp_path / "wd"))
+TINY = dict(
+    task="arc1d", models=("meta_mlp",), intent="examples", shots=2,
+    model_configs={"meta_mlp": {"hidden": 4}},
+    intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+    ood_intents=("move_right,k=3",), val_intents=("move_left,k=4",),
+    train_intents=("flip", "move_right,k=1"), seeds=1, steps=6, intents_per_step=2,
+    examples_per_intent=4, eval_examples=20, log_every=3, checkpoint_every=3)
+
+
+# The tests that train this workdir are slow (make test-slow): compiling the
+# seq2seq target's train and evaluation steps takes about a minute on 2 cores.
+@pytest.fixture(scope="module")
+def examples_workdir(tmp_path_factory):
+  workdir = str(tmp_path_factory.mktemp("ex") / "wd")
+  return workdir, loop.train_and_evaluate(loop.default_config(**TINY), workdir)
+
+
+@pytest.mark.slow
+def test_main_job_trains_on_example_intents(examples_workdir):
+  workdir, out = examples_workdir
   r = out["models"]["meta_mlp"]
   assert set(r["id"]) == {"flip", "move_right,k=1"} and set(r["ood"]) == {"move_right,k=3"}
+  config = loop.default_config(**TINY)
   model = loop.create_model(config, loop.build_task(config), "meta_mlp")
   assert r["num_params"] == model.num_params() > model.learner.num_params()  # + encoder
-  with open(tmp_path / "wd" / "metrics.jsonl") as f:
+  with open(f"{workdir}/metrics.jsonl") as f:
     losses = [l for l in f.read().splitlines() if '"loss"' in l]
   assert len(losses) == 2
   # A rerun on the finished workdir resumes to the same table.
-  again = loop.train_and_evaluate(config, str(tmp_path / "wd"))
+  again = loop.train_and_evaluate(config, workdir)
   assert again["models"]["meta_mlp"]["id"] == r["id"]
-  # neuroprog.synthesize takes the intent as pairs (official dicts or lists).
+
+
+@pytest.mark.slow
+def test_synthesize_takes_pairs(examples_workdir):
   import neuroprog  # pylint: disable=g-import-not-at-top
   from neuroprog.run import seeds as seeds_lib  # pylint: disable=g-import-not-at-top
+  workdir, _ = examples_workdir
   pairs = [{"input": [[0, 2, 2, 0, 0]], "output": [[0, 0, 2, 2, 0]]},
            ([3, 3, 0, 0], [0, 3, 3, 0])]
-  spec, theta = neuroprog.synthesize(tmp_path / "wd", pairs, model="meta_mlp")
-  run = neuroprog.synthesis.load_run(str(tmp_path / "wd"), "meta_mlp")
+  spec, theta = neuroprog.synthesize(workdir, pairs, model="meta_mlp")
+  run = neuroprog.synthesis.load_run(workdir, "meta_mlp")
   support = intents.support_from_pairs(pairs, max_len=33, pad=PAD, shots=2)
   want = run.model.apply(seeds_lib.take(run.params_S, 0), support)[0]
   assert spec == run.task.spec and theta.shape == want.shape
   np.testing.assert_allclose(theta, want, rtol=1e-6)
-  other = neuroprog.synthesize(tmp_path / "wd", pairs[:1], model="meta_mlp")[1]
+  other = neuroprog.synthesize(workdir, pairs[:1], model="meta_mlp")[1]
   assert float(jnp.abs(other - theta).max()) > 0      # one pair is another intent
   with pytest.raises(ValueError, match="trained on example intents: give the intent as"):
-    neuroprog.synthesize(tmp_path / "wd", "flip", model="meta_mlp")
+    neuroprog.synthesize(workdir, "flip", model="meta_mlp")
   with pytest.raises(ValueError, match=re.escape("pairs[1] output: colour 12 outside 0..9")):
-    neuroprog.synthesize(tmp_path / "wd", [([1, 2], [2, 1]), ([1, 2], [12, 1])],
-                         model="meta_mlp")
+    neuroprog.synthesize(workdir, [([1, 2], [2, 1]), ([1, 2], [12, 1])], model="meta_mlp")
+
+
+@pytest.mark.slow
+def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, tmp_path):
+  from experiments.pipelines import eval_arc1d  # pylint: disable=g-import-not-at-top
+  from neuroprog import programs, synthesis  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import seeds as seeds_lib  # pylint: disable=g-import-not-at-top
+  from neuroprog.tasks.arc1d import io  # pylint: disable=g-import-not-at-top
+  workdir, _ = examples_workdir
+  data, key = tmp_path / "data", jax.random.key(0)
+  moves = [io.generate(jax.random.fold_in(key, i), ("move_right", 1), name=f"t{i}")
+           for i in range(2)]
+  io.save(moves, data / "1d_move_1p")                       # a trained family
+  io.save([io.generate(key, ("scale", 2), name="p0")], data / "1d_pcopy_1c")  # unseen
+  flip = io.generate(jax.random.fold_in(key, 9), ("flip", None), name="f0")
+  long_x = np.array([0] * 30 + [3, 3, 3, 4, 0], np.int64)   # 35 cells > max_len 33
+  io.save([io.ArcTask("long", train=((long_x, long_x),) + flip.train[1:], test=flip.test)],
+          data / "1d_flip")
+  out = eval_arc1d.run(workdir, data, intent="examples", out_dir=str(tmp_path / "o"))
+  m = out["models"]["meta_mlp"]
+  fams = m["families"]
+  assert (fams["1d_move_1p"]["split"], fams["1d_pcopy_1c"]["split"]) == (
+      "train", "unseen family")
+  assert out["unmapped"] == [] and m["unseen families"]["tasks"] == 1
+  # The long support pair: the task cannot be encoded, its test pair does not fit.
+  assert fams["1d_flip"]["test"]["does_not_fit"] == len(flip.test)
+  assert fams["1d_flip"]["tasks_solved"] == 0
+  # By hand: each move task's θ from its own first two train pairs.
+  run = synthesis.load_run(workdir, "meta_mlp")
+  params = seeds_lib.take(run.params_S, 0)
+  correct = 0
+  for t in moves:
+    theta = run.model.apply(params, intents.support_from_pairs(
+        list(t.train[:2]), max_len=33, pad=PAD, shots=2))[0]
+    for x, y in t.test:
+      pred = np.argmax(programs.execute(run.task.spec, theta, jnp.asarray(
+          io.encode([x], 33))), -1)[0][:len(y)]
+      correct += int(np.array_equal(pred, y))
+  assert fams["1d_move_1p"]["test"]["correct"] == correct
+  with open(tmp_path / "o" / "arc1d_eval.md") as f:
+    md = f.read()
+  assert "| **unseen families** |" in md and "first 2 train pairs" in md
+  with pytest.raises(ValueError, match="trained on examples intents; allowed: --intent=examples"):
+    eval_arc1d.run(workdir, data, intent="label")

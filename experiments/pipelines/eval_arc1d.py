@@ -13,6 +13,15 @@ grid) to the output grid. Grids longer than the target's `max_len` cannot
 be encoded: they are counted as "does not fit", never dropped silently.
 Folders whose family none of ours covers are listed by name.
 
+A workdir trained on example intents (config.intent="examples") is scored the
+way a new task would be met: each task's train pairs (the first `shots` of
+them) are the support set, θ is synthesized once per task from them and run
+on the task's test pairs (and, in parentheses, its train pairs). The family
+name is never used, so every folder is scored, and the table reports (i)
+folders whose family the model was trained on and (ii) folders of families
+it never saw (program generalisation). A task whose support pairs do not fit
+`max_len` counts all its test pairs as "does not fit".
+
 The seed of each model is the one `synthesis.select_seed` picks (best
 validation accuracy, or ID without validation intents) unless `seed` is
 given. Writes `arc1d_eval.json` and `arc1d_eval.md` (into `out_dir`,
@@ -30,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from neuroprog import intents as intents_lib
 from neuroprog import synthesis
 from neuroprog.run import seeds as seeds_lib
 from neuroprog.run import workdir as workdir_lib
@@ -98,17 +108,75 @@ def _score_pairs(forward, params, task, intent, pairs) -> dict[str, Any]:
   return out
 
 
+# Query rows per jitted call in example mode (a task's test or train pairs).
+TASK_CHUNK = 8
+
+
+def _example_forward(model, task):
+  """jitted (params, support [1, K, L], x [1, TASK_CHUNK, L]) -> predictions."""
+  @jax.jit
+  def f(params, support, x):
+    return task.predict(step_lib.outputs_for(model, params, support, x), None)[0]
+  return f
+
+
+def _score_with_examples(forward, params, task, model, arc_tasks) -> dict[str, Any]:
+  """Per family: each task's program from its own train pairs, scored on its
+  test pairs (and train pairs); tasks solved."""
+  max_len, shots = task.spec.max_len, model.shots
+  row = {"tasks": len(arc_tasks), "tasks_solved": 0}
+  tallies = {sp: {"pairs": 0, "does_not_fit": 0, "correct": 0} for sp in SPLITS}
+  for t in arc_tasks:
+    support_pairs = list(t.train[:shots])
+    fits = all(len(x) <= max_len and len(y) <= max_len for x, y in support_pairs)
+    support = (intents_lib.support_from_pairs(support_pairs, max_len=max_len, pad=task.pad,
+                                              n_colours=task.n_colours, shots=shots)
+               if fits else None)
+    test_right = []
+    for sp in SPLITS:
+      pairs = list(getattr(t, sp))
+      tallies[sp]["pairs"] += len(pairs)
+      ok = [p for p in pairs if support is not None and len(p[0]) <= max_len]
+      tallies[sp]["does_not_fit"] += len(pairs) - len(ok)
+      for lo in range(0, len(ok), TASK_CHUNK):
+        part = ok[lo:lo + TASK_CHUNK]
+        x = np.full((TASK_CHUNK, max_len), families.PAD, np.int32)
+        x[:len(part)] = io.encode([p[0] for p in part], max_len)
+        y = io.encode([p[1] for p in part], max_len)
+        pred = np.asarray(forward(params, support, jnp.asarray(x)[None]))[:len(part)]
+        right = np.all((pred == y) | (y == families.PAD), -1)
+        tallies[sp]["correct"] += int(right.sum())
+        if sp == "test":
+          test_right += right.tolist()
+      if sp == "test":
+        row["tasks_solved"] += int(len(ok) == len(pairs) and all(test_right))
+  for sp in SPLITS:
+    fit = tallies[sp]["pairs"] - tallies[sp]["does_not_fit"]
+    row[sp] = {**tallies[sp], "exact_match": tallies[sp]["correct"] / fit if fit else None}
+  return row
+
+
 def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
-        seed: Optional[int] = None, out_dir: Optional[str] = None) -> dict[str, Any]:
-  """Scores every model of an arc1d workdir on the official tasks (module doc)."""
+        seed: Optional[int] = None, out_dir: Optional[str] = None,
+        intent: Optional[str] = None) -> dict[str, Any]:
+  """Scores every model of an arc1d workdir on the official tasks (module doc).
+
+  intent: "label" or "examples", the kind of intent the workdir was trained
+  on (default: read from its config; a mismatch is refused)."""
   config = workdir_lib.read_config(workdir)
   if config.task != "arc1d":
     raise ValueError(f"{workdir} trained task {config.task!r}; eval_arc1d needs an "
                      "'arc1d' workdir.")
+  kind = config.get("intent", "label")
+  if intent is not None and intent != kind:
+    raise ValueError(f"--intent={intent}: {workdir} was trained on {kind} intents; allowed: "
+                     f"--intent={kind} (or leave it out).")
   models = list(models or config.models)
   unknown = [m for m in models if m not in config.models]
   if unknown:
     raise ValueError(f"--model={unknown}: {workdir} trained {list(config.models)}.")
+  if kind == "examples":
+    return _run_examples(workdir, data, config, models, seed, out_dir)
   mapped, unmapped = [], []
   for folder in family_folders(data):
     try:
@@ -151,6 +219,49 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
   return results
 
 
+def _run_examples(workdir, data, config, models, seed, out_dir) -> dict[str, Any]:
+  folders = []
+  for folder in family_folders(data):
+    try:
+      intent = io.intent_for(folder.name)
+    except ValueError:
+      intent = None
+    folders.append((folder.name, intent, io.load(folder)))   # errors name the file
+  results = {"workdir": workdir, "data": str(data), "intent": "examples",
+             "shots": int(config.shots), "unmapped": [], "models": {}}
+  for name in models:
+    r = synthesis.load_run(workdir, name)
+    s = synthesis.select_seed(workdir, name) if seed is None else seed
+    params = seeds_lib.take(r.params_S, seeds_lib.index_of(r.seeds, s))
+    forward = _example_forward(r.model, r.task)
+    trained = {f for f, _ in r.task.train_intents}
+    per_family = {}
+    for folder, intent, arc_tasks in folders:
+      row = _score_with_examples(forward, params, r.task, r.model, arc_tasks)
+      if intent is None:
+        row.update(intent="-", split="unseen family")
+      else:
+        intent = r.task.check_intent(intent)
+        row.update(intent=r.task.format_intent(intent),
+                   split=(_split_of(r.task, intent) if intent[0] in trained
+                          else "unseen family"))
+      per_family[folder] = row
+    groups = {"trained families": {f: v for f, v in per_family.items()
+                                   if v["split"] != "unseen family"},
+              "unseen families": {f: v for f, v in per_family.items()
+                                  if v["split"] == "unseen family"}}
+    results["models"][name] = {"seed": int(s), "step": int(r.step), "families": per_family,
+                               "overall": _overall(per_family),
+                               **{g: _overall(v) for g, v in groups.items()}}
+  out_dir = out_dir or workdir
+  os.makedirs(out_dir, exist_ok=True)
+  with open(os.path.join(out_dir, "arc1d_eval.json"), "w") as f:
+    json.dump(results, f, indent=1)
+  with open(os.path.join(out_dir, "arc1d_eval.md"), "w") as f:
+    f.write(markdown(results) + "\n")
+  return results
+
+
 def _overall(per_family) -> dict[str, Any]:
   out = {}
   for sp in SPLITS:
@@ -168,8 +279,11 @@ def markdown(results) -> str:
   names = list(results["models"])
   fams = list(next(iter(results["models"].values()))["families"]) if names else []
   pct = lambda v: "-" if v is None else f"{v:.3f}"
+  source = ("the program comes from the intent alone" if results.get("intent") != "examples"
+            else f"each task's program comes from its first {results['shots']} train pairs "
+                 "(the family name is never read)")
   lines = [f"Official 1D-ARC tasks from {results['data']}; exact match on test pairs "
-           "(train pairs), tasks solved; the program comes from the intent alone.", "",
+           f"(train pairs), tasks solved; {source}.", "",
            "| family (intent, split) | " + " | ".join(
                f"{n} (seed {results['models'][n]['seed']})" for n in names) + " |",
            "|---|" + "---|" * len(names)]
@@ -183,12 +297,18 @@ def markdown(results) -> str:
                    f"{r['tasks_solved']}/{r['tasks']}"
                    + (f", {nofit} pairs do not fit" if nofit else ""))
     lines.append(f"| {fam} ({first['intent']}, {first['split']}) | " + " | ".join(cells) + " |")
-  cells = []
-  for n in names:
-    o = results["models"][n]["overall"]
-    cells.append(f"{pct(o['test']['exact_match'])} ({pct(o['train']['exact_match'])}), "
-                 f"{o['tasks_solved']}/{o['tasks']}")
-  lines.append("| **overall** | " + " | ".join(cells) + " |")
+  groups = (("trained families", "unseen families", "overall")
+            if results.get("intent") == "examples" else ("overall",))
+  for group in groups:
+    cells = []
+    for n in names:
+      o = results["models"][n][group]
+      nofit = o["test"]["does_not_fit"] + o["train"]["does_not_fit"]
+      cells.append("-" if not o["tasks"] else
+                   f"{pct(o['test']['exact_match'])} ({pct(o['train']['exact_match'])}), "
+                   f"{o['tasks_solved']}/{o['tasks']}"
+                   + (f", {nofit} pairs do not fit" if nofit else ""))
+    lines.append(f"| **{group}** | " + " | ".join(cells) + " |")
   if results["unmapped"]:
     lines += ["", "Folders with no matching family (not scored): "
               + ", ".join(results["unmapped"]) + "."]
