@@ -210,13 +210,7 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
     results["models"][name] = {"seed": int(s), "step": int(r.step),
                                "families": per_family,
                                "overall": _overall(per_family)}
-  out_dir = out_dir or workdir
-  os.makedirs(out_dir, exist_ok=True)
-  with open(os.path.join(out_dir, "arc1d_eval.json"), "w") as f:
-    json.dump(results, f, indent=1)
-  with open(os.path.join(out_dir, "arc1d_eval.md"), "w") as f:
-    f.write(markdown(results) + "\n")
-  return results
+  return _write(results, out_dir or workdir)
 
 
 def _run_examples(workdir, data, config, models, seed, out_dir) -> dict[str, Any]:
@@ -253,7 +247,11 @@ def _run_examples(workdir, data, config, models, seed, out_dir) -> dict[str, Any
     results["models"][name] = {"seed": int(s), "step": int(r.step), "families": per_family,
                                "overall": _overall(per_family),
                                **{g: _overall(v) for g, v in groups.items()}}
-  out_dir = out_dir or workdir
+  return _write(results, out_dir or workdir)
+
+
+def _write(results, out_dir) -> dict[str, Any]:
+  """arc1d_eval.json and arc1d_eval.md into out_dir; returns results."""
   os.makedirs(out_dir, exist_ok=True)
   with open(os.path.join(out_dir, "arc1d_eval.json"), "w") as f:
     json.dump(results, f, indent=1)
