@@ -88,6 +88,134 @@ class ExampleSetEncoder(nn.Module):
     return nn.LayerNorm(use_scale=False, use_bias=False, name="ln_out")(u)
 
 
+class InContextTransformer(nn.Module):
+  """The in-context direct baseline: (SupportSet, query grids int[B, n, L]) ->
+  logits float32[B, n, L, vocab_size], no θ in between.
+
+  The support cells of an intent (input and output of every present pair,
+  each cell with its position and side) are encoded once, by `n_layers`
+  pre-LN self-attention blocks, into a memory; each query grid is read by
+  `n_layers` blocks of self-attention over its own cells, cross-attention to
+  its intent's memory and an MLP, and answered per cell. No pair index is
+  embedded, so the model is invariant to the order of the pairs, as the
+  example-set encoder is. Padding cells and absent pairs are masked.
+  """
+  vocab_size: int
+  max_len: int
+  pad: int
+  d_model: int
+  n_heads: int
+  n_layers: int
+  mlp_ratio: int
+
+  def _block(self, h, mask, name, memory=None, memory_mask=None):
+    d = self.d_model
+    x = nn.LayerNorm(name=f"{name}_ln_self")(h)
+    h = h + nn.MultiHeadDotProductAttention(num_heads=self.n_heads, name=f"{name}_self")(
+        x, x, mask=mask)
+    if memory is not None:
+      x = nn.LayerNorm(name=f"{name}_ln_cross")(h)
+      h = h + nn.MultiHeadDotProductAttention(num_heads=self.n_heads, name=f"{name}_cross")(
+          x, memory, mask=memory_mask)
+    x = nn.LayerNorm(name=f"{name}_ln_mlp")(h)
+    return h + nn.Dense(d, name=f"{name}_mlp_out")(
+        nn.gelu(nn.Dense(self.mlp_ratio * d, name=f"{name}_mlp_in")(x)))
+
+  @nn.compact
+  def __call__(self, support: SupportSet, tokens):
+    sx, sy, pair_mask = support
+    b, k, length = sx.shape
+    n = tokens.shape[1]
+    d = self.d_model
+    tok = nn.Embed(self.vocab_size, d, name="token")
+    pos = self.param("position", nn.initializers.normal(1.0), (length, d))
+    side = self.param("side", nn.initializers.normal(1.0), (3, d))   # in, out, query
+    mem = jnp.concatenate([tok(sx) + pos + side[0], tok(sy) + pos + side[1]], 2)
+    mem = mem.reshape(b, 2 * k * length, d)
+    present = (jnp.concatenate([sx != self.pad, sy != self.pad], 2)
+               & pair_mask[..., None]).reshape(b, 2 * k * length)
+    for i in range(self.n_layers):
+      mem = self._block(mem, present[:, None, None, :] & present[:, None, :, None],
+                        f"memory_{i}")
+    mem = nn.LayerNorm(name="memory_ln")(mem)
+    h = tok(tokens) + pos + side[2]                                   # [B, n, L, d]
+    keep = tokens != self.pad
+    memory = jnp.broadcast_to(mem[:, None], (b, n) + mem.shape[1:])
+    memory_mask = jnp.broadcast_to(present[:, None, None, None, :],
+                                   (b, n, 1, 1, present.shape[-1]))
+    for i in range(self.n_layers):
+      h = self._block(h, keep[..., None, None, :], f"query_{i}", memory, memory_mask)
+    return nn.Dense(self.vocab_size, name="out")(nn.LayerNorm(name="query_ln")(h))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class InContextModel:
+  """The direct baseline for example intents: reads the support pairs and
+  the query grids itself (`InContextTransformer`), emits no θ.
+
+  params: {"net": the transformer's params}. config: its options (the direct
+  baseline's token keys: d_model, n_heads, n_layers, mlp_ratio).
+  """
+  name: str
+  spec: specs_lib.Spec
+  config: Any
+  net: InContextTransformer
+  shots: int
+  is_direct = True
+
+  def _init(self, key, probe: SupportSet):
+    x = jnp.zeros((1, 1, self.net.max_len), jnp.int32)
+    return {"net": self.net.init(key, jax.tree_util.tree_map(lambda a: a[:1], probe),
+                                 x)["params"]}
+
+  @functools.cached_property
+  def _jit_init(self):
+    return jax.jit(self._init)
+
+  def init(self, key, probe: SupportSet):
+    return self._jit_init(key, probe)
+
+  def _apply(self, params, support: SupportSet, x):
+    return self.net.apply({"params": params["net"]}, support, x)
+
+  @functools.cached_property
+  def _jit_apply(self):
+    return jax.jit(self._apply)
+
+  def apply(self, params, support: SupportSet, x):
+    """logits float32[B, n, L, vocab] for query grids x int[B, n, L]."""
+    return self._jit_apply(params, support, x)
+
+  def num_params(self) -> int:
+    probe = SupportSet(*(jnp.zeros((1, self.shots, self.net.max_len), jnp.int32),) * 2,
+                       jnp.ones((1, self.shots), bool))
+    shapes = jax.eval_shape(self._init, jax.random.key(0), probe)
+    return int(sum(np.prod(a.shape) for a in jax.tree_util.tree_leaves(shapes)))
+
+
+def in_context(name: str, spec: specs_lib.Spec, shots: int, config, *, pad: int) -> InContextModel:
+  """The in-context direct baseline for `spec` (a Seq2SeqSpec) reading `shots`
+  pairs; config: the direct baseline's token options (`meta.direct`)."""
+  _check_grid_target(spec, shots)
+  if config["d_model"] % config["n_heads"]:
+    raise ValueError(f"{name}: d_model={config['d_model']} is not divisible by "
+                     f"n_heads={config['n_heads']}.")
+  net = InContextTransformer(vocab_size=spec.vocab_size, max_len=spec.max_len, pad=pad,
+                             d_model=int(config["d_model"]), n_heads=int(config["n_heads"]),
+                             n_layers=int(config["n_layers"]),
+                             mlp_ratio=int(config["mlp_ratio"]))
+  return InContextModel(name=name, spec=spec, config=config, net=net, shots=int(shots))
+
+
+def _check_grid_target(spec, shots):
+  if not isinstance(spec, specs_lib.Seq2SeqSpec):
+    raise ValueError(f"example intents need a grid-to-grid target (Seq2SeqSpec), got "
+                     f"{type(spec).__name__}.")
+  if isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) \
+      or not 1 <= shots <= MAX_SHOTS:
+    raise ValueError(f"shots={shots!r}; allowed: 1..{MAX_SHOTS}.")
+
+
 def encoder_config(options=None) -> dict:
   """ENCODER_DEFAULTS updated by `options`; ValueError names an unknown key or
   a bad value."""
@@ -258,12 +386,7 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
 
   spec: the target (a Seq2SeqSpec: its max_len is the grids' length L).
   """
-  if not isinstance(spec, specs_lib.Seq2SeqSpec):
-    raise ValueError(f"example intents need a grid-to-grid target (Seq2SeqSpec), got "
-                     f"{type(spec).__name__}.")
-  if isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) \
-      or not 1 <= shots <= MAX_SHOTS:
-    raise ValueError(f"shots={shots!r}; allowed: 1..{MAX_SHOTS}.")
+  _check_grid_target(spec, shots)
   cfg = encoder_config(options)
   if learner.intent_dim != cfg["out_dim"]:
     raise ValueError(f"{learner.name}: built for intent_dim={learner.intent_dim}, the "

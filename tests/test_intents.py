@@ -245,3 +245,32 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   assert "| **unseen families** |" in md and "first 2 train pairs" in md
   with pytest.raises(ValueError, match="trained on examples intents; allowed: --intent=examples"):
     eval_arc1d.run(workdir, data, intent="label")
+
+
+def test_in_context_direct_model_reads_pairs_in_any_order():
+  config = loop.default_config(task="arc1d", models=("direct",), intent="examples", shots=3,
+                               model_configs={"direct": {"d_model": 16, "n_layers": 1}})
+  task = loop.build_task(config)
+  model = loop.create_model(config, task, "direct")
+  assert isinstance(model, intents.InContextModel) and step_lib.is_direct(model)
+  s = _random_support(jax.random.key(7), b=2, k=3, present=2)
+  params = model.init(jax.random.key(0), s)
+  q = _random_support(jax.random.key(8), b=2, k=4).x                # 4 query grids per intent
+  out = model.apply(params, s, q)
+  assert out.shape == (2, 4, L, 11) and model.num_params() > 0
+  perm = np.array([1, 0, 2])
+  swapped = intents.SupportSet(s.x[:, perm], s.y[:, perm], s.mask[:, perm])
+  np.testing.assert_allclose(model.apply(params, swapped, q), out, atol=1e-4)
+  junk = _random_support(jax.random.key(9), b=2, k=3)
+  filled = intents.SupportSet(jnp.where(s.mask[..., None], s.x, junk.x),
+                              jnp.where(s.mask[..., None], s.y, junk.y), s.mask)
+  np.testing.assert_allclose(model.apply(params, filled, q), out, atol=1e-4)
+  other = model.apply(params, _random_support(jax.random.key(10), b=2, k=3), q)
+  assert float(jnp.abs(other - out).max()) > 1e-3    # the pairs are read
+  loss_fn = step_lib.make_loss_fn(model, task, 2)
+  ip = jnp.asarray(task.intent_params(task.train_intents[:2]))
+  grads = jax.grad(lambda p: loss_fn(p, jax.random.key(1), None, ip)[0])(params)
+  assert float(jnp.abs(grads["net"]["memory_0_self"]["query"]["kernel"]).max()) > 0
+  from neuroprog import synthesis  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match="emits no weights"):
+    synthesis.synthesize_from_params(params, [([1, 2], [2, 1])], model=model, task=task)

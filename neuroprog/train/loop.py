@@ -165,13 +165,20 @@ def build_task(config) -> tasks.Task:
 
 def create_model(config, task, name):
   """The meta-learner of entry `name`: a `meta.MetaModel` reading the task's
-  features, or, with config.intent="examples", one behind an example-set
-  encoder (`intents.ExampleIntentModel`; the learner reads u of the encoder's
-  out_dim)."""
+  features, or, with config.intent="examples", a hypernetwork behind an
+  example-set encoder (`intents.ExampleIntentModel`; it reads u of the
+  encoder's out_dim) or, for "direct", the in-context Transformer
+  (`intents.InContextModel`) that reads the support pairs itself."""
   cfg = dict(_get(config, "model_configs").get(name, {}) or {})
   cfg.pop("num_params", None)
   if _get(config, "intent") != "examples":
     return meta.create(meta.base_name(name), task.spec, task.feature_dim, cfg)
+  if meta.base_name(name) == "direct":
+    # The direct baseline reads the support pairs in context itself: the
+    # few-shot form of (U, X) -> Y, with no encoder and no θ in between.
+    return intents_lib.in_context(name, task.spec, _get(config, "shots"),
+                                  {**meta.default_config("direct", task.spec), **cfg},
+                                  pad=task.pad)
   enc = intents_lib.encoder_config(_get(config, "intent_encoder"))
   learner = meta.create(meta.base_name(name), task.spec, enc["out_dim"], cfg)
   return intents_lib.wrap(learner, task.spec, _get(config, "shots"), enc,
