@@ -1,8 +1,8 @@
 """Every experiment config loads, validates, and its models are matched."""
 import pytest
 
-from experiments.configs import addmod, addmod_deep, arc1d, arc1d_paper, sumfirst, sumfirst_deep
-from experiments.configs import windowsum
+from experiments.configs import addmod, addmod_deep, arc1d, arc1d_examples, arc1d_paper
+from experiments.configs import sumfirst, sumfirst_deep, windowsum
 from experiments.configs import test as test_config
 from neuroprog import meta, tasks
 from neuroprog.train import loop
@@ -58,6 +58,19 @@ def test_arc1d_cpu_protocol_keeps_the_paper_splits_at_its_own_budget():
   assert cpu.intents_per_step * cpu.examples_per_intent == 128 and cpu.seeds == 5
   for model in cpu.models:
     n = loop.create_model(cpu, task, model).num_params()
+    assert abs(n - arc1d.PARAM_BUDGET) <= 0.1 * arc1d.PARAM_BUDGET, (model, n)
+
+
+def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
+  config, label = arc1d_examples.get_config(), arc1d.get_config()
+  loop.validate_config(config)
+  assert (config.intent, config.shots, label.intent) == ("examples", 3, "label")
+  for key in ("ood_intents", "val_intents", "seeds", "steps", "intents_per_step",
+              "examples_per_intent", "learning_rates"):
+    assert config[key] == label[key], key
+  task = loop.build_task(config)
+  for model in config.models:
+    n = loop.create_model(config, task, model).num_params()   # with the encoder
     assert abs(n - arc1d.PARAM_BUDGET) <= 0.1 * arc1d.PARAM_BUDGET, (model, n)
 
 

@@ -1,0 +1,31 @@
+"""1D-ARC with intents given as examples, on the CPU protocol of `arc1d.py`:
+each intent is shown as 3 support pairs drawn from its generator, read by an
+example-set encoder trained with the meta-learner (`neuroprog.intents`); the
+family and parameter are never an input. The direct baseline is the
+in-context Transformer (it reads the support pairs and the query grid itself).
+
+  python -m experiments.synthesize --config=experiments/configs/arc1d_examples.py \
+      --workdir=workdirs/arc1d_examples
+  python -m experiments.eval_arc1d --workdir=workdirs/arc1d_examples \
+      --data=../shared/data/1d-arc --intent=examples
+
+Everything else (splits, budget, intents and examples per step, seeds,
+steps, learning rates) is `arc1d.py`'s, so its table is the label-intent upper
+bound of this one. Capacity: every model within 10% of 400,000 parameters
+counting the encoder (12,720 parameters, the same for every hypernetwork):
+Meta-MLP 417,283, Meta-gMLP 394,649, Meta-GNN 431,594, in-context direct
+411,811 (d_model 100). Not yet run (BUILD_NOTES.md, "Example intents").
+"""
+
+from experiments.configs import arc1d
+
+MODEL_CONFIGS = {**arc1d.MODEL_CONFIGS, "direct": {"d_model": 100}}
+
+
+def get_config():
+  config = arc1d.get_config()
+  config.intent = "examples"
+  config.shots = 3
+  for name, options in MODEL_CONFIGS.items():
+    config.model_configs[name].update(options)
+  return config
