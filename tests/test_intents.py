@@ -132,11 +132,11 @@ def test_the_encoder_trains_through_execute_and_labels_are_never_read(wrapped_ml
   assert isinstance(model, intents.ExampleIntentModel) and model.shots == 2
   assert isinstance(model.learner, meta.Hypernetwork) and model.learner.intent_dim == 8
   assert model.num_params() == model.encoder_params() + model.learner.num_params()
-  loss_fn = step_lib.make_loss_fn(model, task, 4)
+  loss_fn = jax.jit(step_lib.make_loss_fn(model, task, 4))   # eager op-by-op is minutes
   ip = jnp.asarray(task.intent_params(task.train_intents[:4]))
   feats = jnp.asarray(task.features(task.train_intents[:4]))
   key = jax.random.key(1)
-  (loss, _), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, key, feats, ip)
+  (loss, _), grads = jax.jit(jax.value_and_grad(loss_fn, has_aux=True))(params, key, feats, ip)
   # The loss reaches the encoder's first layer through θ and execute.
   assert float(jnp.abs(grads["encoder"]["token"]["embedding"]).max()) > 0
   # Family and parameter are never an input: other label features, same loss.
@@ -144,7 +144,7 @@ def test_the_encoder_trains_through_execute_and_labels_are_never_read(wrapped_ml
   np.testing.assert_allclose(loss_fn(params, key, garbage, ip)[0], loss, rtol=1e-6)
   # θ depends on the support pairs: two draws of the same intents differ.
   draw = lambda k: step_lib.draw(model, task, k, feats, ip, 0)[0]
-  t1, t2 = (model._apply(params, draw(jax.random.key(k))) for k in (3, 4))  # pylint: disable=protected-access
+  t1, t2 = (model.apply(params, draw(jax.random.key(k))) for k in (3, 4))
   assert t1.shape == (4, model.learner.head.tensor_of_slot.size)
   assert float(jnp.abs(t1 - t2).max()) > 1e-4
 
@@ -269,7 +269,7 @@ def test_in_context_direct_model_reads_pairs_in_any_order():
   assert float(jnp.abs(other - out).max()) > 1e-3    # the pairs are read
   loss_fn = step_lib.make_loss_fn(model, task, 2)
   ip = jnp.asarray(task.intent_params(task.train_intents[:2]))
-  grads = jax.grad(lambda p: loss_fn(p, jax.random.key(1), None, ip)[0])(params)
+  grads = jax.jit(jax.grad(lambda p: loss_fn(p, jax.random.key(1), None, ip)[0]))(params)
   assert float(jnp.abs(grads["net"]["memory_0_self"]["query"]["kernel"]).max()) > 0
   from neuroprog import synthesis  # pylint: disable=g-import-not-at-top
   with pytest.raises(ValueError, match="emits no weights"):

@@ -89,6 +89,9 @@ def test_resume_after_a_kill_matches_and_same_seed_same_samples(full_run, tmp_pa
   assert again["train_time_s"]["stage1"] > 0 and again["train_time_s"]["stage2"] > 0
 
 
+# Slow (about 26 s, its own sampler compile); the run it reads is checked by
+# test_writes_samples_and_results in the fast suite.
+@pytest.mark.slow
 def test_load_and_sample_api(full_run):
   workdir, _ = full_run
   model = train.load(workdir)

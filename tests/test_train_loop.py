@@ -187,6 +187,9 @@ def test_weight_decay_shrinks_kernels_only():
     loop.create_optimizer({"weight_decay": -1.0}, "meta_gnn")
 
 
+# Slow (about 26 s, three subprocess runs): the in-process end-to-end, resume
+# and refusal tests (test_run) stay in the fast suite.
+@pytest.mark.slow
 def test_command_is_quiet_by_default_refuses_a_changed_config_and_extends(tmp_path):
   base = [sys.executable, "-m", "experiments.synthesize", "--config=experiments/configs/test.py",
           "--config.models=('meta_mlp',)", f"--workdir={tmp_path}"]
