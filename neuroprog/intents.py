@@ -20,6 +20,10 @@ each pair is read by self-attention over its 2L cells (input then output,
 each with its position and side), then pooled over its cells. The set of pairs
 is pooled by a masked mean: invariant to the order of the pairs by
 construction, and defined for any k.
+
+The direct baseline's few-shot form, `InContextModel`, reads the support
+pairs and each query grid itself (cross-attention to the support cells) and
+emits no θ; with config.intent="examples" it is the run's "direct" entry.
 """
 
 from __future__ import annotations
