@@ -18,6 +18,13 @@ What changes against the paper's protocol, and why it stays fair
 - Unchanged: the target (1+1-layer seq2seq, 17,547 parameters), the
   families, the OOD intents, each model's library recipe and learning rate.
 
+Measured (BUILD_NOTES.md, "1D-ARC on the CPU protocol"): the whole command took
+1 h 51 min wall on a 2-core AVX-512 host (2026-12-02, about 20 minutes of it with
+the cores shared). OOD mean ± std over 5 seeds: direct 0.169 ± 0.020, Meta-MLP
+0.226 ± 0.043, Meta-gMLP 0.282 ± 0.031, Meta-GNN 0.293 ± 0.013 (paper 0.603 /
+0.625 / 0.610 / 0.713); ID 0.942 / 0.881 / 0.831 / 0.740: 3,500 steps do not
+reach the training-intent criterion of 0.95 for any model.
+
 Cost on this CPU (`python benchmarks/bench_meta.py --tasks arc1d
 --widths=config --config_seeds 5`, 2-core AVX-512 host, matmul 283-299
 GFLOP/s, 2026-12-02): seed-steps per second direct 6.9, Meta-MLP about 26
