@@ -215,6 +215,8 @@ def test_sequential_steps_are_causal_within_a_step_and_match_token_sampling(atte
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, step_order="joint")
 
 
+# Slow (about 14 s): learned token inputs are an option no committed config uses.
+@pytest.mark.slow
 def test_running_sum_inputs_and_learned_token_table():
   counts = (1, 4, 16)
   codes = jax.random.normal(jax.random.key(3), (2, sum(counts), 3))
