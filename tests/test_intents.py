@@ -274,3 +274,26 @@ def test_in_context_direct_model_reads_pairs_in_any_order():
   from neuroprog import synthesis  # pylint: disable=g-import-not-at-top
   with pytest.raises(ValueError, match="emits no weights"):
     synthesis.synthesize_from_params(params, [([1, 2], [2, 1])], model=model, task=task)
+
+
+def test_a_workdir_written_before_the_intent_keys_still_resumes(tmp_path):
+  """config.json of an older label run lacks intent/shots/intent_encoder; the
+  same settings today must resume, and a real change is still refused."""
+  import json  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  config = loop.default_config(task="sumfirst", models=("meta_mlp",))
+  old = json.loads(workdir_lib.config_json(config))
+  for key in loop.ADDED_KEYS:
+    del old[key]
+  for name in ("wd", "wd_plain"):
+    (tmp_path / name).mkdir()
+    with open(tmp_path / name / "config.json", "w") as f:
+      json.dump(old, f)
+  # Without the added keys' defaults the same settings would look changed.
+  with pytest.raises(ValueError, match="intent: None -> 'label'"):
+    workdir_lib.prepare(str(tmp_path / "wd_plain"), config)
+  assert workdir_lib.prepare(str(tmp_path / "wd"), config,
+                             added_keys=loop.ADDED_KEYS) == {}
+  config.intent = "examples"
+  with pytest.raises(ValueError, match="intent: 'label' -> 'examples'"):
+    workdir_lib.prepare(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS)

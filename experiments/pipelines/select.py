@@ -142,7 +142,7 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = ()) -> dict[str
   rows = []
   for i, (overrides, cfg) in enumerate(cands):
     sub = os.path.join(workdir, f"candidate_{i:02d}")
-    workdir_lib.prepare(sub, cfg)
+    workdir_lib.prepare(sub, cfg, added_keys=loop.ADDED_KEYS)
     task_i = loop.build_task(cfg)
     with MetricWriter(sub) as writer:
       for name in models:

@@ -46,7 +46,7 @@ def changed_keys(old: dict, new: dict) -> list[str]:
 
 
 def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
-            extend: bool = False) -> dict[str, Any]:
+            extend: bool = False, added_keys=None) -> dict[str, Any]:
   """Creates the workdir or checks that it holds a run of this config.
 
   Args:
@@ -55,6 +55,9 @@ def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
     step_keys: the keys that count training steps; with `extend=True` they may
       grow (never shrink) and nothing else may change.
     extend: continue the workdir's run for more steps.
+    added_keys: {key: default} of keys the schema gained after workdirs were
+      written: a stored config without such a key counts as holding its
+      default, so an older run of the same settings still resumes.
 
   Returns:
     {key: [old, new]} of the step keys that grew in this call ({} otherwise).
@@ -70,6 +73,8 @@ def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
     with open(path) as f:
       old = json.load(f)
     new = json.loads(text)
+    for key, default in (added_keys or {}).items():
+      old.setdefault(key, json.loads(config_json({key: default}))[key])
     changed = changed_keys(old, new)
     if changed:
       diff = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed)

@@ -106,6 +106,10 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
   return out
 
 
+# Keys added to SCHEMA after workdirs of it existed, with the value an older
+# workdir's run had: resuming such a workdir must not see them as a change.
+ADDED_KEYS = {"intent": "label", "shots": 3, "intent_encoder": {}}
+
 INTENT_KINDS = ("label", "examples")
 # Support sets drawn per intent when a model that reads example intents is
 # evaluated; the eval_examples queries of an intent are split among them, so
@@ -369,7 +373,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   """
   validate_config(config)
   task = build_task(config)
-  workdir_lib.prepare(workdir, config, extend=extend)
+  workdir_lib.prepare(workdir, config, extend=extend, added_keys=ADDED_KEYS)
   out = {"task": _get(config, "task"), "spec": specs_lib.to_json(task.spec),
          "models": {}}
   with MetricWriter(workdir) as writer:
