@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,6 +77,9 @@ def test_importing_the_library_starts_no_backend():
   assert r.stdout.strip().splitlines()[-1] == "3"
 
 
+# Slow (a subprocess run, about 10 s): sharding itself is checked by
+# test_eight_devices_match_one in the fast suite.
+@pytest.mark.slow
 def test_synthesize_host_devices_flag_shards_the_seeds(tmp_path):
   env = {**os.environ, "JAX_PLATFORMS": "cpu"}
   env.pop("XLA_FLAGS", None)

@@ -28,6 +28,11 @@ def full_run(tmp_path_factory):
   return workdir, train.train_and_evaluate(_config(), workdir)
 
 
+# Slow (the tiny two-stage training takes about 50 s to compile and run): the
+# PNAG unit tests (autoencoder, quantizer, generator and sampler paths, metrics)
+# stay in the fast suite; every test that trains a PNAG workdir is in make
+# test-slow.
+@pytest.mark.slow
 def test_writes_samples_and_results(full_run):
   workdir, out = full_run
   with open(os.path.join(workdir, "results.json")) as f:
