@@ -106,9 +106,9 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
   return out
 
 
-# Keys added to SCHEMA after workdirs of it existed, with the value an older
-# workdir's run had: resuming such a workdir must not see them as a change.
-ADDED_KEYS = {"intent": "label", "shots": 3, "intent_encoder": {}}
+# Keys added to SCHEMA after workdirs of it existed; their defaults are what an
+# older workdir's run had, so resuming it must not see them as a change.
+ADDED_KEYS = {k: SCHEMA.defaults[k] for k in ("intent", "shots", "intent_encoder")}
 
 INTENT_KINDS = ("label", "examples")
 # Support sets drawn per intent when a model that reads example intents is
