@@ -65,7 +65,8 @@ def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
   config, label = arc1d_examples.get_config(), arc1d.get_config()
   loop.validate_config(config)
   assert (config.intent, config.shots, label.intent) == ("examples", 3, "label")
-  for key in ("ood_intents", "val_intents", "seeds", "steps", "intents_per_step",
+  assert (config.seeds, label.seeds) == (3, 5)   # the label run's seeds 0-2
+  for key in ("ood_intents", "val_intents", "steps", "intents_per_step",
               "examples_per_intent", "learning_rates"):
     assert config[key] == label[key], key
   task = loop.build_task(config)

@@ -9,9 +9,9 @@ in-context Transformer (it reads the support pairs and the query grid itself).
   python -m experiments.eval_arc1d --workdir=workdirs/arc1d_examples \
       --data=../shared/data/1d-arc --intent=examples
 
-Everything else (splits, budget, intents and examples per step, seeds,
-steps, learning rates) is `arc1d.py`'s, so its table is the label-intent upper
-bound of this one. Capacity: every model within 10% of 400,000 parameters
+Everything else (splits, budget, intents and examples per step, steps,
+learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
+of this one; seeds 3 (its first 3 of 5), so that the command fits 2 hours here. Capacity: every model within 10% of 400,000 parameters
 counting the encoder (12,720 parameters, the same for every hypernetwork):
 Meta-MLP 417,283, Meta-gMLP 394,649, Meta-GNN 431,594, in-context direct
 411,811 (d_model 100). Not yet run (BUILD_NOTES.md, "Example intents").
@@ -26,6 +26,7 @@ def get_config():
   config = arc1d.get_config()
   config.intent = "examples"
   config.shots = 3
+  config.seeds = 3
   for name, options in MODEL_CONFIGS.items():
     config.model_configs[name].update(options)
   return config
