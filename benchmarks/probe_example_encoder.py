@@ -63,6 +63,9 @@ def main():
   parser.add_argument("--shots", type=int, default=3)
   parser.add_argument("--eval_draws", type=int, default=64)
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--encoder", default="",
+                      help="encoder options over the config's, e.g. 'width=64,layers=2' "
+                           f"(keys: {sorted(intents_lib.ENCODER_DEFAULTS)})")
   args = parser.parse_args()
   if args.steps < 1 or args.intents_per_step < 1 or not 1 <= args.shots <= intents_lib.MAX_SHOTS:
     raise SystemExit(f"--steps={args.steps}, --intents_per_step={args.intents_per_step} must "
@@ -70,7 +73,16 @@ def main():
   config = importlib.import_module(f"experiments.configs.{args.config}").get_config()
   task = loop.build_task(config)
   spec = task.spec
-  enc_cfg = intents_lib.encoder_config(config.get("intent_encoder", {}))
+  options = dict(config.get("intent_encoder", {}))
+  for item in filter(None, args.encoder.split(",")):
+    name, sep, value = item.partition("=")
+    if not sep or not value.strip().isdigit():
+      raise SystemExit(f"--encoder: {item!r} is not key=int.")
+    options[name.strip()] = int(value)
+  try:
+    enc_cfg = intents_lib.encoder_config(options)
+  except ValueError as e:
+    raise SystemExit(f"--encoder: {e}") from e
   encoder = intents_lib.ExampleSetEncoder(vocab_size=spec.vocab_size, max_len=spec.max_len,
                                           pad=families.PAD, **enc_cfg)
   probe = _Probe(encoder, len(families.FAMILIES), enc_cfg["out_dim"])
@@ -112,7 +124,8 @@ def main():
   def report(split, intents):
     ip = jnp.asarray(np.repeat(task.intent_params(intents), args.eval_draws, 0))
     hit, err = evaluate(params, jax.random.fold_in(key, 10**6), ip)
-    return {"bench": "probe_example_encoder", "split": split, "intents": len(intents),
+    return {"bench": "probe_example_encoder", "encoder": enc_cfg, "split": split,
+            "intents": len(intents),
             "family_accuracy": round(float(hit.mean()), 3),
             "param_abs_error": round(float(err.mean()), 3),
             # intent -> [family accuracy, parameter abs error]
