@@ -17,7 +17,6 @@ One JSON line per split (train, val, ood), with the figures per intent.
 
 import argparse
 import importlib
-import json
 import os
 import sys
 import time
@@ -27,8 +26,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-# experiments/ (the configs) lives beside benchmarks/, outside the package.
+# common.py lives here; experiments/ (the configs) beside benchmarks/.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from neuroprog import intents as intents_lib  # pylint: disable=g-import-not-at-top
 from neuroprog.tasks.arc1d import families
@@ -71,6 +72,9 @@ def main():
     raise SystemExit(f"--steps={args.steps}, --intents_per_step={args.intents_per_step} must "
                      f"be >= 1 and --shots={args.shots} in 1..{intents_lib.MAX_SHOTS}.")
   config = importlib.import_module(f"experiments.configs.{args.config}").get_config()
+  if config.task != "arc1d" or config.get("intent") != "examples":
+    raise SystemExit(f"--config {args.config}: task {config.task!r}, intent "
+                     f"{config.get('intent')!r}; allowed: an arc1d config with intent 'examples'.")
   task = loop.build_task(config)
   spec = task.spec
   options = dict(config.get("intent_encoder", {}))
@@ -113,7 +117,7 @@ def main():
   start = time.time()
   for i in range(args.steps):
     params, opt_state, loss = step(params, opt_state, jax.random.fold_in(key, i))
-  float(loss)
+  loss = float(loss)                       # waits for the last step
   train_s = time.time() - start
 
   @jax.jit
@@ -132,11 +136,11 @@ def main():
             "per_intent": {str(t): [round(float(h), 3), round(float(e), 3)]
                            for t, h, e in zip(intents, hit.reshape(len(intents), -1).mean(1),
                                               err.reshape(len(intents), -1).mean(1))},
-            "steps": args.steps, "train_s": round(train_s, 1), "final_loss": round(float(loss), 4)}
+            "steps": args.steps, "train_s": round(train_s, 1), "final_loss": round(loss, 4), **common.machine()}
 
   for split, intents in (("train", task.train_intents), ("val", task.val_intents),
                          ("ood", task.ood_intents)):
-    print(json.dumps(report(split, tuple(intents))), flush=True)
+    common.emit(report(split, tuple(intents)))
 
 
 if __name__ == "__main__":

@@ -92,6 +92,30 @@ class ExampleSetEncoder(nn.Module):
     return nn.LayerNorm(use_scale=False, use_bias=False, name="ln_out")(u)
 
 
+class MemoryAttention(nn.Module):
+  """Query grids x float32[B, n, L, d] attend to their intent's memory
+  float32[B, M, d] (present bool[B, M]) -> float32[B, n, L, d].
+
+  Parameters and result are those of flax's MultiHeadDotProductAttention on
+  the memory broadcast to each of the n grids, but the memory's keys and values
+  are projected once per intent and shared by its grids; broadcasting first
+  would repeat that projection n times (most of a step's FLOPs at n = 32).
+  """
+  num_heads: int
+
+  @nn.compact
+  def __call__(self, x, memory, present):
+    d = x.shape[-1]
+    dh = d // self.num_heads
+    proj = functools.partial(nn.DenseGeneral, features=(self.num_heads, dh))
+    q = proj(name="query")(x)                                           # [B, n, L, H, dh]
+    k, v = proj(name="key")(memory), proj(name="value")(memory)         # [B, M, H, dh]
+    logits = jnp.einsum("bnlhc,bmhc->bnlhm", q / np.sqrt(dh).astype(q.dtype), k)
+    logits = jnp.where(present[:, None, None, None, :], logits, jnp.finfo(logits.dtype).min)
+    out = jnp.einsum("bnlhm,bmhc->bnlhc", jax.nn.softmax(logits, -1), v)
+    return nn.DenseGeneral(d, axis=(-2, -1), name="out")(out)
+
+
 class InContextTransformer(nn.Module):
   """The in-context direct baseline: (SupportSet, query grids int[B, n, L]) ->
   logits float32[B, n, L, vocab_size], no θ in between.
@@ -112,22 +136,6 @@ class InContextTransformer(nn.Module):
   n_layers: int
   mlp_ratio: int
 
-  def _cross(self, x, memory, present, name):
-    """x float32[B, n, L, d] attends to its intent's memory float32[B, M, d]
-    (present bool[B, M]). Keys and values are projected once per intent and
-    shared by its n query grids: broadcasting the memory to every query first
-    would repeat that projection n times (most of the step's FLOPs at n = 32)."""
-    heads = self.n_heads
-    dh = self.d_model // heads
-    q = nn.DenseGeneral((heads, dh), name=f"{name}_query")(x)       # [B, n, L, H, dh]
-    k = nn.DenseGeneral((heads, dh), name=f"{name}_key")(memory)    # [B, M, H, dh]
-    v = nn.DenseGeneral((heads, dh), name=f"{name}_value")(memory)  # [B, M, H, dh]
-    logits = jnp.einsum("bnlhc,bmhc->bnlhm", q, k) / np.sqrt(dh).astype(np.float32)
-    logits = jnp.where(present[:, None, None, None, :], logits,
-                       jnp.finfo(logits.dtype).min)
-    out = jnp.einsum("bnlhm,bmhc->bnlhc", jax.nn.softmax(logits, -1), v)
-    return nn.DenseGeneral(self.d_model, axis=(-2, -1), name=f"{name}_out")(out)
-
   def _block(self, h, mask, name, memory=None, present=None):
     d = self.d_model
     x = nn.LayerNorm(name=f"{name}_ln_self")(h)
@@ -135,7 +143,8 @@ class InContextTransformer(nn.Module):
         x, x, mask=mask)
     if memory is not None:
       x = nn.LayerNorm(name=f"{name}_ln_cross")(h)
-      h = h + self._cross(x, memory, present, f"{name}_cross")
+      h = h + MemoryAttention(num_heads=self.n_heads, name=f"{name}_cross")(
+          x, memory, present)
     x = nn.LayerNorm(name=f"{name}_ln_mlp")(h)
     return h + nn.Dense(d, name=f"{name}_mlp_out")(
         nn.gelu(nn.Dense(self.mlp_ratio * d, name=f"{name}_mlp_in")(x)))

@@ -1,6 +1,7 @@
 """Intents given as examples: the example-set encoder, user pairs, training."""
 import re
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -297,3 +298,25 @@ def test_a_workdir_written_before_the_intent_keys_still_resumes(tmp_path):
   config.intent = "examples"
   with pytest.raises(ValueError, match="intent: 'label' -> 'examples'"):
     workdir_lib.prepare(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS)
+
+
+def test_memory_attention_equals_flax_attention_on_the_broadcast_memory():
+  """The per-intent key/value projection changes the cost, not the result."""
+  b, n, length, m, d, heads = 2, 3, 5, 7, 8, 2
+  kx, km, kp, ki = jax.random.split(jax.random.key(0), 4)
+  x = jax.random.normal(kx, (b, n, length, d))
+  memory = jax.random.normal(km, (b, m, d))
+  present = jax.random.bernoulli(kp, 0.6, (b, m)).at[:, 0].set(True)
+  flax_attn = nn.MultiHeadDotProductAttention(num_heads=heads)
+  params = flax_attn.init(ki, x, x)["params"]
+  want = flax_attn.apply({"params": params}, x,
+                         jnp.broadcast_to(memory[:, None], (b, n, m, d)),
+                         mask=jnp.broadcast_to(present[:, None, None, None, :],
+                                               (b, n, 1, 1, m)))
+  got = intents.MemoryAttention(num_heads=heads).apply({"params": params}, x, memory, present)
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+  # Masked cells are not read: changing them leaves the output as it was.
+  junk = jnp.where(present[..., None], memory, 100.0)
+  np.testing.assert_allclose(
+      intents.MemoryAttention(num_heads=heads).apply({"params": params}, x, junk, present),
+      got, rtol=1e-6, atol=1e-6)

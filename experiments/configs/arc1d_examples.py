@@ -11,8 +11,9 @@ in-context Transformer (it reads the support pairs and the query grid itself).
 
 Everything else (splits, budget, intents and examples per step, steps,
 learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
-of this one; seeds 3 (its first 3 of 5), so that the command fits 2 hours here. Capacity: every model within 10% of 400,000 parameters
-counting the encoder (12,720 parameters, the same for every hypernetwork):
+of this one; 3 seeds (its first 3 of 5), so that the command fits 2 hours
+here. Capacity: every model within 10% of 400,000 parameters counting the
+encoder (12,720 parameters, the same for every hypernetwork):
 Meta-MLP 417,283, Meta-gMLP 394,649, Meta-GNN 431,594, in-context direct
 411,811 (d_model 100).
 
@@ -21,7 +22,6 @@ command took 1 h 47 min wall on a 2-core AMD EPYC host (matmul 116-163 GFLOP/s,
 2026-12-02). OOD mean ± std over 3 seeds: in-context direct 0.083 ± 0.015,
 Meta-MLP 0.054 ± 0.009, Meta-gMLP 0.032 ± 0.016, Meta-GNN 0.012 ± 0.001; ID
 0.594 / 0.441 / 0.297 / 0.115, far below the label-intent run of `arc1d.py`.
-
 """
 
 from experiments.configs import arc1d
