@@ -1,7 +1,8 @@
 """Every experiment config loads, validates, and its models are matched."""
 import pytest
 
-from experiments.configs import addmod, addmod_deep, arc1d, arc1d_examples, arc1d_paper
+from experiments.configs import addmod, addmod_cpu, addmod_deep, addmod_deep_cpu, arc1d
+from experiments.configs import arc1d_examples, arc1d_paper
 from experiments.configs import sumfirst, sumfirst_deep, windowsum
 from experiments.configs import test as test_config
 from neuroprog import meta, tasks
@@ -42,6 +43,24 @@ def test_beyond_paper_configs_are_valid_and_capacity_matched(module, seeds):
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()
     assert abs(n - budget) <= 0.1 * budget, (model, n)
+
+
+def test_addmod_depth_pair_on_the_cpu_differs_only_in_seeds_steps_and_target():
+  """addmod_cpu.py / addmod_deep_cpu.py are addmod.py / addmod_deep.py at 5 seeds
+  x 2,500 steps, and the two depths share every key but the target and widths."""
+  depth1, depth2 = addmod_cpu.get_config(), addmod_deep_cpu.get_config()
+  for cpu, full in ((depth1, addmod.get_config()), (depth2, addmod_deep.get_config())):
+    loop.validate_config(cpu)
+    changed = {k for k in full.keys() if cpu[k] != full[k]}
+    assert changed - {"seeds", "models", "model_configs"} == {"steps", "checkpoint_every"}
+    assert all(cpu.model_configs[m] == full.model_configs[m] for m in cpu.models)
+    assert (cpu.seeds, cpu.steps) == (5, 2500)
+  changed = {k for k in depth1.keys() if depth1[k] != depth2[k]}
+  assert changed == {"spec", "model_configs", "models"}, changed
+  # direct has no target, so its depth-1 run is its row at depth 2 too.
+  assert set(depth1.models) - set(depth2.models) == {"direct"}
+  assert loop.build_task(depth2).spec.n_layers == 2
+  assert loop.build_task(depth1).spec == tasks.default_spec("addmod")
 
 
 def test_arc1d_cpu_protocol_keeps_the_paper_splits_at_its_own_budget():
