@@ -1,4 +1,6 @@
 """Every experiment config loads, validates, and its models are matched."""
+import chex
+import jax
 import pytest
 
 from experiments.configs import addmod, addmod_cpu, addmod_deep, addmod_deep_cpu, arc1d
@@ -57,8 +59,16 @@ def test_addmod_depth_pair_on_the_cpu_differs_only_in_seeds_steps_and_target():
     assert (cpu.seeds, cpu.steps) == (5, 2500)
   changed = {k for k in depth1.keys() if depth1[k] != depth2[k]}
   assert changed == {"spec", "model_configs", "models"}, changed
-  # direct has no target, so its depth-1 run is its row at depth 2 too.
+  # direct has no target, so its depth-1 run is its row at depth 2 too: on the
+  # 2-layer task it is the same network, drawn the same from the same key.
   assert set(depth1.models) - set(depth2.models) == {"direct"}
+  task1, task2 = loop.build_task(depth1), loop.build_task(depth2)
+  key = jax.random.key(3)
+  chex.assert_trees_all_equal(loop.create_model(depth1, task1, "direct").init(key),
+                              loop.create_model(depth1, task2, "direct").init(key))
+  assert task1.train_intents == task2.train_intents   # and the same data from a key
+  chex.assert_trees_all_equal(task1.sample(key, task1.train_intents, 8),
+                              task2.sample(key, task2.train_intents, 8))
   assert loop.build_task(depth2).spec.n_layers == 2
   assert loop.build_task(depth1).spec == tasks.default_spec("addmod")
 
