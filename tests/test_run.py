@@ -168,6 +168,12 @@ def test_restore_refuses_a_checkpoint_of_other_shapes_naming_the_arrays(tmp_path
   other = {"params": wider, "opt": optax.adam(1e-3).init(wider)}
   with pytest.raises(ValueError) as err:
     checkpoint.restore_latest(mngr, checkpoint.abstract_like(other))
+  assert "6 arrays differ" in str(err.value)
+  # A resume in a new process: a manager that never saved reads the shapes too.
+  mngr.close()
+  with pytest.raises(ValueError) as err:
+    checkpoint.restore_latest(checkpoint.manager(str(tmp_path / "ck"), keep=2),
+                              checkpoint.abstract_like(other))
   msg = str(err.value)
   assert "Checkpoint 7 in" in msg and "6 arrays differ" in msg
   assert "/mu/dense/w: saved (3, 4), expected (3, 5)" in msg

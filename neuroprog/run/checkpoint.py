@@ -22,7 +22,11 @@ logger = logging.getLogger("neuroprog")
 def manager(directory: str, keep: int) -> ocp.CheckpointManager:
   """A CheckpointManager on `directory` (made absolute), keeping `keep`."""
   options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=True)
-  return ocp.CheckpointManager(os.path.abspath(directory), options=options)
+  # The handler is named up front because a manager that has not saved yet (a
+  # resume in a new process) cannot read a checkpoint's metadata without it,
+  # and the shape check of `restore_latest` reads that metadata first.
+  return ocp.CheckpointManager(os.path.abspath(directory), options=options,
+                               item_handlers=ocp.StandardCheckpointHandler())
 
 
 def save(mngr: ocp.CheckpointManager, step: int, state: Any) -> None:
