@@ -5,10 +5,11 @@
   python -m experiments.synthesize --config=experiments/configs/addmod_deep.py \
       --workdir=workdirs/addmod_deep
 
-Meant for a GPU: not yet run. On the 2-core CPU the Meta-GNN step costs about
-1.5x the 1-layer one per seed (`benchmarks/bench_meta.py --tasks addmod
---layers 1,2,4`), so 5 seeds x 20,000 steps would take several hours for
-Meta-GNN alone (BUILD_NOTES.md, "Deeper targets").
+Meant for a GPU: not run at this length. On the 2-core CPU 5 seeds x 20,000
+steps would take about 4 hours for the direct model and Meta-GNN alone (1.4
+and 1.5 steps/s); `addmod_deep_cpu.py` is this target at 2,500 steps, measured
+(README, "Depth"): OOD Meta-MLP 0.749 ± 0.081, Meta-gMLP 0.288 ± 0.087,
+Meta-GNN 0.235 ± 0.088, direct 0.348 ± 0.059 (its depth-1 run).
 
 Widths re-matched to the 400,000-parameter budget for this target
 (`neuroprog.train.loop.matched_model_configs("addmod", spec=...)`).
