@@ -11,12 +11,9 @@ validation and OOD columns.
 """
 
 import argparse
-import importlib
 import os
 import sys
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,22 +21,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from neuroprog.tasks.arc1d import families  # pylint: disable=g-import-not-at-top,wrong-import-position
-from neuroprog.train import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--config", default="arc1d", help="module under experiments/configs")
   args = ap.parse_args()
-  config = importlib.import_module(f"experiments.configs.{args.config}").get_config()
-  if config.task != "arc1d":
-    raise SystemExit(f"--config {args.config} trains {config.task!r}, not 'arc1d'.")
-  task = loop.build_task(config)
-  # The same keys as train.loop.train_model's evaluation.
-  keys = dict(zip(loop.SPLITS, jax.random.split(jax.random.key(config.eval_seed), 3)))
-  for split, intents in (("val", task.val_intents), ("ood", task.ood_intents)):
-    ip = jnp.asarray(task.intent_params(intents))
-    x, y = (np.asarray(a) for a in task.sample_params(keys[split], ip, config.eval_examples))
+  config, task, samples = common.held_out_samples(args.config, "arc1d")
+  for split, intents, x, y in samples:
     for j, intent in enumerate(intents):
       fam, k = intent
       nearest = min((t for t in task.train_intents if t[0] == fam),

@@ -6,8 +6,8 @@
       --workdir=workdirs/addmod_deep
 
 Meant for a GPU: not run at this length. On the 2-core CPU 5 seeds x 20,000
-steps would take about 4 hours for the direct model and Meta-GNN alone (1.4
-and 1.5 steps/s); `addmod_deep_cpu.py` is this target at 2,500 steps, measured
+steps would take about 4 hours each for the direct model and Meta-GNN (1.4 and
+1.5 steps/s); `addmod_deep_cpu.py` is this target at 2,500 steps, measured
 (README, "Depth"): OOD Meta-MLP 0.749 ± 0.081, Meta-gMLP 0.288 ± 0.087,
 Meta-GNN 0.235 ± 0.088, direct 0.348 ± 0.059 (its depth-1 run).
 
