@@ -24,6 +24,16 @@ params["intent"] (the gradient is stopped, so Adam leaves them in place).
 Task features come in their natural units (SUMFIRST n / 10, ADDMOD p / 100
 and 2 / p), whose spread over the training intents can be a few hundredths;
 standardized, every feature moves the first layer as much as a unit input.
+
+Base program. A hypernetwork whose config has `base_program=True` adds a
+learned, intent-independent vector to its output: θ = θ_base + head(net(u)),
+with θ_base float32[T] in params["base"], zero at init (so the initial θ, its
+scale and its symmetry are those of the plain model). Every θ entry then has
+one parameter of its own that Adam moves at the model's rate, as the output
+bias of Meta-MLP's last layer does; the tied generators of Meta-gMLP and
+Meta-GNN have no such per-entry parameter, and θ_base is what the option
+tests. It costs T parameters, counted by `num_params` and so by
+`match_capacity`.
 """
 
 from __future__ import annotations
@@ -171,12 +181,22 @@ class Hypernetwork(_Model):
       params = {"net": net, "head": calibrate(net, probe_u)}
       if stats is not None:
         params["intent"] = stats
+      if self.has_base_program:
+        params["base"] = self._zero_base()
       return params
     return init
 
   @functools.cached_property
   def _jit_apply(self):
     return jax.jit(self._apply)
+
+  @property
+  def has_base_program(self) -> bool:
+    """Whether θ = θ_base + head(net(u)) (config.base_program; module docstring)."""
+    return bool(self.config.get("base_program", False))
+
+  def _zero_base(self):
+    return jnp.zeros((len(self.head.tensor_of_slot),), jnp.float32)
 
   @property
   def standardizes_intents(self) -> bool:
@@ -204,6 +224,8 @@ class Hypernetwork(_Model):
     params = {"net": net, "head": self._calibrate(net, probe_u)}
     if stats is not None:
       params["intent"] = stats
+    if self.has_base_program:
+      params["base"] = self._zero_base()
     return params
 
   def _init_net(self, key, probe_u):
@@ -224,7 +246,10 @@ class Hypernetwork(_Model):
   def _apply(self, params, u_BxF):
     u_BxF = self._standardize(params.get("intent"), u_BxF)
     raw = self.net.apply({"params": params["net"]}, u_BxF)
-    return apply_head(self.head, params["head"], raw)
+    theta_BxT = apply_head(self.head, params["head"], raw)
+    if self.has_base_program:
+      theta_BxT = theta_BxT + params["base"]
+    return theta_BxT
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ from neuroprog import graphs
 from neuroprog.meta import base, grouped
 
 DEFAULTS = {"d_slot": 4, "hidden": 32, "grouping": "orbit", "use_pe": True,
-            "pe_features": graphs.DEFAULT_PE_FEATURES}
+            "pe_features": graphs.DEFAULT_PE_FEATURES, "base_program": False}
 WIDTH_KEY = "hidden"
 LEARNING_RATE = 1e-3   # the Adam rate a config gets unless it names one
 
@@ -48,7 +48,12 @@ class MetaGMLPNet(nn.Module):
 
 def build(spec, intent_dim, config):
   """config.pe_features selects the positional-encoding families
-  (`graphs.pe_columns`), as for Meta-GNN."""
+  (`graphs.pe_columns`), as for Meta-GNN. config.base_program (default
+  False) adds a learned intent-independent θ_base, zero at init
+  (`base.Hypernetwork`)."""
+  if not isinstance(config.base_program, (bool, np.bool_)):
+    raise ValueError(f"meta_gmlp: base_program={config.base_program!r}; allowed: "
+                     "True or False.")
   node_cols, edge_cols = graphs.pe_columns(config.pe_features)
   ng = graphs.neural_graph(spec, config.grouping)
   node_pe, edge_pe = ng.node_pe[:, node_cols], ng.edge_pe[:, edge_cols]

@@ -59,7 +59,8 @@ from neuroprog.meta import base, grouped, static_rows
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
-            "intent_input": "raw", "intent_weight": 0.5, "intent_film": False}
+            "intent_input": "raw", "intent_weight": 0.5, "intent_film": False,
+            "base_program": False}
 WIDTH_KEY = "d"
 # The Adam rate a config gets unless it names one. At 1e-3 the ADDMOD and
 # 1D-ARC Meta-GNNs did not learn (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run").
@@ -204,6 +205,8 @@ def build(spec, intent_dim, config, graph=None):
   by a group-tied gain (1 + u W_g), zero at init (`grouped.GroupedIntentEncoder`);
   on ADDMOD's validation primes it did not beat the additive layer
   (BUILD_NOTES.md, "One Meta-GNN recipe").
+  config.base_program (default False) adds a learned intent-independent
+  θ_base, zero at init, to the generated θ (`base.Hypernetwork`).
   config.intent_scale multiplies the (standardized) intent features before
   the encoders.
   config.pe_random appends that many fixed random features to each edge's
@@ -236,8 +239,9 @@ def build(spec, intent_dim, config, graph=None):
   if not 0.0 < float(config.intent_weight) < 1.0:
     raise ValueError(f"meta_gnn: intent_weight={config.intent_weight!r}; allowed: "
                      "a float in (0, 1).")
-  if not isinstance(config.intent_film, (bool, np.bool_)):
-    raise ValueError(f"meta_gnn: intent_film={config.intent_film!r}; allowed: True or False.")
+  for key in ("intent_film", "base_program"):
+    if not isinstance(config[key], (bool, np.bool_)):
+      raise ValueError(f"meta_gnn: {key}={config[key]!r}; allowed: True or False.")
   if config.aggregation not in AGGREGATIONS:
     raise ValueError(f"meta_gnn: aggregation {config.aggregation!r} is not "
                      f"supported; allowed: {list(AGGREGATIONS)}.")
