@@ -109,13 +109,11 @@ def grad_report(config, seed: int = 0, examples: int = 64):
     theta_rms = {e.name: float(np.sqrt(np.mean(g_theta[:, e.offset:e.offset + e.size] ** 2)))
                  for e in entries}
     modules = {}
-    groups = [("net", params["net"]), ("head", params["head"])]
-    if "base" in params:   # one array, not a dict of modules
-      groups.append(("base", {"theta_base": params["base"]}))
-    for group, sub in groups:
+    # A base program (params["base"], zero at init) has no |p| to divide by;
+    # its gradient is the θ gradient summed over the intents (tensors above).
+    for group, sub in (("net", params["net"]), ("head", params["head"])):
       for mod in sub:
-        g_sub = g_params[group] if group != "base" else {"theta_base": g_params["base"]}
-        gp = jax.tree_util.tree_leaves(g_sub[mod])
+        gp = jax.tree_util.tree_leaves(g_params[group][mod])
         pp = jax.tree_util.tree_leaves(sub[mod])
         g_norm = float(np.sqrt(sum(float(jnp.sum(a ** 2)) for a in gp)))
         p_norm = float(np.sqrt(sum(float(jnp.sum(a ** 2)) for a in pp)))

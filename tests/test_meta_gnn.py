@@ -220,3 +220,29 @@ def test_intent_film_starts_as_the_additive_model_and_keeps_equivariance():
   np.testing.assert_allclose(theta[:, perm], theta, rtol=1e-4, atol=1e-5)
   with pytest.raises(ValueError, match=r"intent_film='yes'; allowed: True or False"):
     _model(task, intent_film="yes")
+
+
+@pytest.mark.parametrize("name,cfg", [("meta_gnn", SMALL),
+                                      ("meta_gmlp", {"d_slot": 2, "hidden": 4})])
+def test_base_program_starts_at_the_plain_model_and_gets_the_summed_gradient(name, cfg):
+  """base_program adds θ_base float32[T], zero at init: the initial θ is the
+  plain model's, the count grows by exactly T, θ_base shifts every program by
+  itself, and its gradient is the per-program θ gradient summed over the batch."""
+  task = tasks.get("sumfirst")
+  u = task.features(task.train_intents[:3])
+  plain = meta.create(name, task.spec, task.feature_dim, cfg)
+  based = meta.create(name, task.spec, task.feature_dim, {**cfg, "base_program": True})
+  p_plain, params = plain.init(jax.random.key(0), u), based.init(jax.random.key(0), u)
+  n_theta = neuroprog.num_params(task.spec)
+  assert params["base"].shape == (n_theta,) and not np.any(np.asarray(params["base"]))
+  np.testing.assert_array_equal(based.apply(params, u), plain.apply(p_plain, u))
+  assert based.num_params() - plain.num_params() == n_theta
+  shift = jnp.linspace(-1.0, 1.0, n_theta)
+  moved = {**params, "base": shift}
+  np.testing.assert_allclose(based.apply(moved, u), plain.apply(p_plain, u) + shift,
+                             rtol=1e-6, atol=1e-6)
+  w_BxT = jax.random.normal(jax.random.key(3), (u.shape[0], n_theta))
+  g = jax.grad(lambda p: jnp.sum(w_BxT * based.apply(p, u)))(params)
+  np.testing.assert_allclose(g["base"], w_BxT.sum(0), rtol=1e-5, atol=1e-6)
+  with pytest.raises(ValueError, match=r"base_program='yes'; allowed: True or False"):
+    meta.create(name, task.spec, task.feature_dim, {**cfg, "base_program": "yes"})
