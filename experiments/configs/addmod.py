@@ -27,13 +27,28 @@ MODEL_CONFIGS = {
     "meta_mlp": {},
     "meta_gmlp": {"hidden": 7},
     "meta_gnn": {"d": 22},
+    # The library recipe at the same width, beside the task-specific rate.
+    "meta_gnn@library": {"d": 22},
 }
+# Task-specific (TASK_SPECIFIC_META_GNN): Meta-GNN's Adam rate 1e-3 instead of
+# the recipe's 3e-4, chosen on the validation primes 53 and 71 by
+#   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
+#     --models=meta_gnn --grid="learning_rates.meta_gnn=1e-3,2e-3"
+# (5 seeds x 2,500 steps; val 0.571 at 1e-3 against 0.240 for the recipe's
+# 3e-4 in the same protocol, `--grid="model_configs.meta_gnn.base_program=
+# False,True"`). BUILD_NOTES.md, "Why Meta-GNN learns ADDMOD slowly". The
+# recipe's 3e-4 predates the random edge features, without which 1e-3
+# diverged here; it has not been re-chosen on 1D-ARC, so the library keeps it.
+LEARNING_RATES = {"meta_gnn": 1e-3}
+TASK_SPECIFIC_META_GNN = ("learning_rates",)
 
 
 def get_config():
   return loop.default_config(
       task="addmod",
+      models=("direct", "meta_mlp", "meta_gmlp", "meta_gnn", "meta_gnn@library"),
       model_configs=MODEL_CONFIGS,
+      learning_rates=LEARNING_RATES,
       ood_intents=("p=23", "p=47", "p=61", "p=83", "p=89"),
       val_intents=("p=53", "p=71"),
       seeds=10,
