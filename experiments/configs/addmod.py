@@ -11,7 +11,8 @@ config is meant for a GPU. Measured on the 2-core CPU (BUILD_NOTES.md, "ADDMOD
 run and clock analysis"): Meta-GNN alone (`--config.models="('meta_gnn',)"`),
 20,000 steps, seed 0 alone in 19 min, seeds 1-2 in one program in 35 min with
 the cores shared (2026-12-01, a fast hour of this VM): ID 0.930 / 0.999 /
-0.998, OOD 0.580 / 0.838 / 0.798, mean 0.738 (paper 0.943).
+0.998, OOD 0.580 / 0.838 / 0.798, mean 0.738 (paper 0.943), at Meta-GNN's
+earlier rate 3e-4; the 1e-3 set below has not been run at 20,000 steps.
 """
 
 from neuroprog.train import loop
