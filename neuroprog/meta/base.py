@@ -172,8 +172,11 @@ class Hypernetwork(_Model):
     # Two programs: XLA:CPU compiles the draws and the calibration forward
     # faster apart than as one program (BUILD_NOTES.md, "Meta-learners").
     # Under an outer jit both are inlined into it.
-    draw, calibrate = jax.jit(self._init_net), jax.jit(self._calibrate)
+    return self._init_with(jax.jit(self._init_net), jax.jit(self._calibrate))
 
+  def _init_with(self, draw, calibrate):
+    """init(key, probe_u) -> params, drawing the net with `draw` and the
+    head with `calibrate` (jitted apart, or not: see `_jit_init`)."""
     def init(key, probe_u):
       stats = self._intent_stats(probe_u)
       probe_u = self._standardize(stats, probe_u)
@@ -182,7 +185,7 @@ class Hypernetwork(_Model):
       if stats is not None:
         params["intent"] = stats
       if self.has_base_program:
-        params["base"] = self._zero_base()
+        params["base"] = jnp.zeros((len(self.head.tensor_of_slot),), jnp.float32)
       return params
     return init
 
@@ -194,9 +197,6 @@ class Hypernetwork(_Model):
   def has_base_program(self) -> bool:
     """Whether θ = θ_base + head(net(u)) (config.base_program; module docstring)."""
     return bool(self.config.get("base_program", False))
-
-  def _zero_base(self):
-    return jnp.zeros((len(self.head.tensor_of_slot),), jnp.float32)
 
   @property
   def standardizes_intents(self) -> bool:
@@ -218,15 +218,7 @@ class Hypernetwork(_Model):
     return (u_BxF - stats["mean"]) / stats["std"]
 
   def _init(self, key, probe_u):
-    stats = self._intent_stats(probe_u)
-    probe_u = self._standardize(stats, probe_u)
-    net = self._init_net(key, probe_u)
-    params = {"net": net, "head": self._calibrate(net, probe_u)}
-    if stats is not None:
-      params["intent"] = stats
-    if self.has_base_program:
-      params["base"] = self._zero_base()
-    return params
+    return self._init_with(self._init_net, self._calibrate)(key, probe_u)
 
   def _init_net(self, key, probe_u):
     # Batched draws: the same values, a few threefry kernels to compile

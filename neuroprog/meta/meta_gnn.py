@@ -62,8 +62,11 @@ DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "intent_input": "raw", "intent_weight": 0.5, "intent_film": False,
             "base_program": False}
 WIDTH_KEY = "d"
-# The Adam rate a config gets unless it names one. At 1e-3 the ADDMOD and
-# 1D-ARC Meta-GNNs did not learn (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run").
+# The Adam rate a config gets unless it names one. Chosen when 1e-3 diverged
+# on ADDMOD and 1D-ARC without the random edge features (BUILD_NOTES.md,
+# "ADDMOD run", "1D-ARC run"); with them ADDMOD chose 1e-3 on its validation
+# primes (`experiments/configs/addmod.py` sets it), and 1D-ARC has not been
+# re-chosen yet ("Why Meta-GNN learns ADDMOD slowly").
 LEARNING_RATE = 3e-4
 AGGREGATIONS = ("sum", "mean")
 INTENT_INPUTS = ("balanced", "raw")
