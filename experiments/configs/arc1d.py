@@ -18,6 +18,11 @@ What changes against the paper's protocol, and why it stays fair
   four models at the measured speeds, leaving room inside 2.5 hours.
 - Unchanged: the target (1+1-layer seq2seq, 17,547 parameters), the
   families, the OOD intents, each model's library recipe and learning rate.
+  Meta-GNN's rate 3e-4 was re-checked on the validation intents against 1e-3
+  (`python -m experiments.select --config=experiments/configs/arc1d.py
+  --models=meta_gnn --grid="learning_rates.meta_gnn=1e-3"`, 2026-12-03: ID
+  0.870, val 0.194 ± 0.052, against 0.740 / 0.500 ± 0.036 at 3e-4 in the run
+  below) and kept.
 
 Measured (BUILD_NOTES.md, "1D-ARC on the CPU protocol"): the whole command took
 1 h 51 min wall on a 2-core AVX-512 host (2026-12-02, about 20 minutes of it with
