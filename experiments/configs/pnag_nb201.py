@@ -12,8 +12,10 @@ validity 100.0% of 1,000 (target 99.9%; the 4,096 drawn by bench_pnag.py with an
 100% at every n; constrained decoding 100% / 96.9% / 50.5%; uniform draws on the same split
 100% / 96.3% / 51.2%. Sequential steps were adopted on these same metrics (parallel steps:
 99.6% valid, nineteenth session, another stage 1); BUILD_NOTES.md ("PNAG: sequential NB201
-and learned token inputs"). Sampler: 6,968 architectures/s (benchmarks/bench_pnag.py, batch
-4,096, alone on the machine; target 10,000: not met). No GPU run measured yet.
+and learned token inputs"). Rerun end to end 2026-12-03 (2-core AMD EPYC, alone: stage 1
+121 s, stage 2 60 s): the same 100.0% / 96.9% / 50.5%; its sampler (benchmarks/bench_pnag.py
+--workdir nb201=..., batch 4,096, six runs) 12,076 architectures/s median (9,108-15,708;
+target 10,000), where the twentieth session's host read 6,968. No GPU run measured yet.
 Details: BUILD_NOTES.md ("PNAG: sequential steps and twins").
 """
 
