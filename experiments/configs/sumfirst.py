@@ -10,6 +10,10 @@ and 3,000 steps (9 min 05 s on the 2-core CPU with its cores shared,
 2026-12-01 20:00 UTC; about 1.5 min alone with the earlier four-model config).
 The 6,000-step length was chosen in an earlier session while reading OOD
 results (README says so); the Meta-GNN settings below were chosen on n = 6.
+Read on n = 6 alone (`python benchmarks/bench_tta.py --task sumfirst
+--eval_every 250`, 2026-12-03), Meta-GNN's validation accuracy stops improving
+at 4,500 of the 6,000 steps (0.997) and the other models' peaks by 3,000, so
+validation keeps the length (BUILD_NOTES.md, "Time to accuracy on SUMFIRST").
 
 Measured on the 2-core CPU, 2026-12-01 19:51-20:16 UTC (commit 47df77f, cores
 shared for most of it); GPU run time not yet measured:
