@@ -12,8 +12,9 @@ The 6,000-step length was chosen in an earlier session while reading OOD
 results (README says so); the Meta-GNN settings below were chosen on n = 6.
 Read on n = 6 alone (`python benchmarks/bench_tta.py --task sumfirst
 --eval_every 250`, 2026-12-03), Meta-GNN's validation accuracy stops improving
-at 4,500 of the 6,000 steps (0.997) and the other models' peaks by 3,000, so
-validation keeps the length (BUILD_NOTES.md, "Time to accuracy on SUMFIRST").
+at 4,500 of the 6,000 steps (0.997) and the other models' peaks by 3,000: the
+length is consistent with validation, though other lengths were not compared
+(BUILD_NOTES.md, "Time to accuracy on SUMFIRST").
 
 Measured on the 2-core CPU, 2026-12-01 19:51-20:16 UTC (commit 47df77f, cores
 shared for most of it); GPU run time not yet measured:
