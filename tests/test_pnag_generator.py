@@ -215,6 +215,20 @@ def test_sequential_steps_are_causal_within_a_step_and_match_token_sampling(atte
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, step_order="joint")
 
 
+def test_step_sum_reads_the_codebook_running_sum_and_needs_sequential_steps():
+  cfg = gen_lib.GenConfig(scales=(1, 2, 4), channels=3, codebook_size=8, width=8, heads=1,
+                          step_order="sequential", step_sum=True)
+  assert cfg.running_sum and cfg.prev_dim == 6
+  assert not gen_lib.GenConfig(scales=(1, 2), channels=3, codebook_size=8,
+                               step_order="sequential").running_sum
+  with pytest.raises(ValueError, match="step_sum=True needs step_order='sequential', got "
+                                       "'parallel'"):
+    gen_lib.GenConfig(scales=(1, 2), channels=3, codebook_size=8, step_sum=True)
+  with pytest.raises(ValueError, match="step_sum='yes' must be a bool"):
+    gen_lib.GenConfig(scales=(1, 2), channels=3, codebook_size=8, step_order="sequential",
+                      step_sum="yes")
+
+
 # Slow (about 14 s): learned token inputs are an option no committed config uses.
 @pytest.mark.slow
 def test_running_sum_inputs_and_learned_token_table():

@@ -76,23 +76,26 @@ def test_masked_logits_get_probability_zero():
 # forcing, sequential steps, cached sampling) are checked cheaply in
 # test_pnag_generator.py.
 @pytest.mark.slow
-@pytest.mark.parametrize("attention,step_order,token_inputs", [
-    ("causal", "parallel", "codebook"),
-    ("scale", "parallel", "codebook"),
-    ("causal", "sequential", "codebook"),
-    ("scale", "sequential", "codebook"),
-    ("scale", "sequential", "learned")])
+@pytest.mark.parametrize("attention,step_order,token_inputs,step_sum", [
+    ("causal", "parallel", "codebook", False),
+    ("scale", "parallel", "codebook", False),
+    ("causal", "sequential", "codebook", False),
+    ("scale", "sequential", "codebook", False),
+    ("scale", "sequential", "codebook", True),
+    ("scale", "sequential", "learned", False)])
 def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
-    attention, step_order, token_inputs):
+    attention, step_order, token_inputs, step_sum):
   """The jitted sampler (running node context, caches) and teacher forcing
   (context rebuilt from the token sequence) draw the same greedy tokens: the
   graphs decoded from both agree. With learned token inputs the context,
-  twins, previous token and running sum read the generator's table."""
+  twins, previous token and running sum read the generator's table; with
+  step_sum the codebook's running sum."""
   from neuroprog.pnag import msq, train
   cfg = train.default_config(space="nb201", ae={"hidden": 8, "channels": 4, "codebook_size": 8,
                                                 "rounds": 1},
                              gen={"width": 8, "heads": 1, "depth": 1, "attention": attention,
-                                  "step_order": step_order, "token_inputs": token_inputs})
+                                  "step_order": step_order, "token_inputs": token_inputs,
+                                  "step_sum": step_sum})
   space, ae_cfg, gen_cfg = train.build(cfg)
   assert ae_cfg.scale_tokens == "new" and gen_cfg.seq_len == 64
   ae, gen = model.autoencoder_for(ae_cfg), model.generator_for(gen_cfg)
@@ -118,6 +121,7 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
                                  atol=1e-5)
   else:
     assert table is codebook
+    assert gen_cfg.running_sum == step_sum and gen_cfg.prev_dim == (8 if step_sum else 4)
 
   @jax.jit
   def greedy(toks):   # every position's argmax under teacher forcing on toks

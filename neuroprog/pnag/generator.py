@@ -94,6 +94,15 @@ class GenConfig:
   # input once the step's running sum holds an edge). The feature map and
   # the decoder still use the codebook.
   token_inputs: str = "codebook"
+  # Sequential steps only: each token also reads the sum of the codes drawn
+  # so far in its step (with "learned" token inputs this is always on). Why:
+  # a DARTS operation's input is one choice spread over a step's wiring
+  # tokens, so every later token must know whether an input has been drawn
+  # yet; the previous code says so only for its neighbour, and one attention
+  # head averages the step's earlier tokens rather than counting them. The
+  # absent-edge codes add a vector fixed by the position, which the position
+  # embedding can cancel, so what remains counts the present edges.
+  step_sum: bool = False
 
   def __post_init__(self):
     if self.tokens_per_step is not None:
@@ -106,6 +115,11 @@ class GenConfig:
     if self.step_order not in STEP_ORDERS:
       raise ValueError(f"generator step_order={self.step_order!r}; allowed: "
                        f"{list(STEP_ORDERS)}.")
+    if not isinstance(self.step_sum, (bool, np.bool_)):
+      raise ValueError(f"generator step_sum={self.step_sum!r} must be a bool.")
+    if self.step_sum and self.step_order != "sequential":
+      raise ValueError(f"generator step_sum=True needs step_order='sequential', got "
+                       f"{self.step_order!r}.")
     if self.token_inputs not in TOKEN_INPUTS:
       raise ValueError(f"generator token_inputs={self.token_inputs!r}; allowed: "
                        f"{list(TOKEN_INPUTS)}.")
@@ -146,8 +160,9 @@ class GenConfig:
   @property
   def running_sum(self) -> bool:
     """Whether a sequential step's tokens also read the running sum of the
-    step's earlier token embeddings (`previous_codes`)."""
-    return self.sequential and self.token_inputs == "learned"
+    step's earlier token embeddings (`previous_codes`): `step_sum`, or
+    learned token inputs."""
+    return self.sequential and (self.step_sum or self.token_inputs == "learned")
 
   @property
   def prev_dim(self) -> int:

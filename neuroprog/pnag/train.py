@@ -61,7 +61,7 @@ AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise", "scale_tokens")
 GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention", "step_order",
-            "token_inputs")
+            "token_inputs", "step_sum")
 # The keys that count training steps: `extend=True` lets them grow.
 STEP_KEYS = ("ae_steps", "gen_steps")
 # Every key of a PNAG config, with its default: the one place they live.
