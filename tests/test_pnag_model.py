@@ -88,14 +88,16 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
   """The jitted sampler (running node context, caches) and teacher forcing
   (context rebuilt from the token sequence) draw the same greedy tokens: the
   graphs decoded from both agree. With learned token inputs the context,
-  twins, previous token and running sum read the generator's table; with
-  step_sum the codebook's running sum."""
+  twins, previous token and running sum read the generator's table; the
+  step_sum case also reads the codebook's running sum and the later_twins
+  and between_types context."""
   from neuroprog.pnag import msq, train
   cfg = train.default_config(space="nb201", ae={"hidden": 8, "channels": 4, "codebook_size": 8,
                                                 "rounds": 1},
                              gen={"width": 8, "heads": 1, "depth": 1, "attention": attention,
                                   "step_order": step_order, "token_inputs": token_inputs,
-                                  "step_sum": step_sum})
+                                  "step_sum": step_sum, "later_twins": step_sum,
+                                  "between_types": step_sum})
   space, ae_cfg, gen_cfg = train.build(cfg)
   assert ae_cfg.scale_tokens == "new" and gen_cfg.seq_len == 64
   ae, gen = model.autoencoder_for(ae_cfg), model.generator_for(gen_cfg)
@@ -122,11 +124,13 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
   else:
     assert table is codebook
     assert gen_cfg.running_sum == step_sum and gen_cfg.prev_dim == (8 if step_sum else 4)
+    assert gen_cfg.in_dim == (12 if step_sum else 10) * 4
 
   @jax.jit
   def greedy(toks):   # every position's argmax under teacher forcing on toks
     inputs = model.teacher_inputs(model.split_tokens(toks, ae_cfg.token_shapes),
-                                  table, gen_cfg.scales, 8, ae_cfg.node_sets, True)
+                                  table, gen_cfg.scales, 8, ae_cfg.node_sets, True,
+                                  gen_cfg.later_twins, gen_cfg.between_types)
     prev = model.teacher_previous(gen_cfg, toks, table)
     return gen.apply({"params": params}, inputs, None, None, prev).argmax(-1).astype(jnp.int32)
 

@@ -360,3 +360,47 @@ def test_twins_are_the_previous_new_nodes_entries():
   k_33 = lay.offsets[2] + [int(q) for q in lay.positions[2]].index(3 * size + 3)
   np.testing.assert_allclose(inputs[:, bounds[6], 9 * c:], codes[:, k_33], atol=1e-6)
   np.testing.assert_array_equal(inputs[:, bounds[2]:bounds[3], 9 * c:], 0.0)
+
+
+def test_later_twins_and_between_types_inputs_by_hand():
+  """later_twins: token (i, j) adds the twins of the same column's later
+  rows; between_types: the diagonal codes of the scale's nodes strictly
+  between i and j. Checked on the six-node layout of the twins test."""
+  from neuroprog.pnag import model as model_lib
+  sets = ((0, 1, 5), (0, 1, 2, 5), (0, 1, 2, 3, 5), (0, 1, 2, 3, 4, 5))
+  size, c = 6, 2
+  lay = msq.new_entry_layout(sets, size)
+  g = 5                                      # scale 2's wiring step: node 3's entries
+  t, rows, cols, _ = lay.groups[g]
+  pairs = list(zip(rows.tolist(), cols.tolist()))
+  assert pairs == [(0, 3), (1, 3), (2, 3), (3, 0), (3, 1), (3, 2), (3, 5), (5, 3)]
+  later = lay.later_twin_matrices[g]
+  assert later.shape == (8, 8)
+  # (0, 3) adds the twins of (1, 3), (2, 3), (5, 3); (5, 3) adds nothing
+  assert np.flatnonzero(later[0]).tolist() == [1, 2, 7]
+  assert np.flatnonzero(later[2]).tolist() == [7]
+  assert later[7].sum() == 0 and later[3].sum() == 0     # column 0: nothing after row 3
+  between = lay.between_matrices[g]
+  assert between.shape == (8, size)
+  assert np.flatnonzero(between[0]).tolist() == [1, 2]   # (0, 3): nodes 1, 2
+  assert np.flatnonzero(between[6]).tolist() == []       # (3, 5): node 4 is not in scale 2
+  assert np.flatnonzero(between[7]).tolist() == []       # (5, 3): as (3, 5)
+  # the inputs: 12 C wide, the two blocks after the twin equal the sums above
+  codebook = jax.random.normal(jax.random.key(3), (5, c))
+  idx = [jax.random.randint(jax.random.key(t), (2, p), 0, 5) for t, p in enumerate(lay.counts)]
+  inputs = np.asarray(model_lib.teacher_inputs(idx, codebook, (3, 4, 5, 6), size, sets,
+                                               True, True, True))
+  assert inputs.shape[-1] == model_lib.input_dim(c, True, True, True) == 12 * c
+  base = np.asarray(model_lib.teacher_inputs(idx, codebook, (3, 4, 5, 6), size, sets, True))
+  np.testing.assert_array_equal(inputs[..., :10 * c], base)
+  bounds = np.cumsum((0,) + lay.group_counts)
+  twin = inputs[:, bounds[g]:bounds[g + 1], 9 * c:10 * c]
+  np.testing.assert_allclose(inputs[:, bounds[g], 10 * c:11 * c], twin[:, [1, 2, 7]].sum(1),
+                             atol=1e-6)
+  codes = np.concatenate([np.asarray(codebook)[np.asarray(i)] for i in idx], 1)
+  diag = {int(p): lay.offsets[s] + k for s in range(3)
+          for k, p in enumerate(lay.positions[s]) if p // size == p % size}
+  np.testing.assert_allclose(inputs[:, bounds[g], 11 * c:],
+                             codes[:, diag[1 * size + 1]] + codes[:, diag[2 * size + 2]],
+                             atol=1e-6)
+  np.testing.assert_array_equal(inputs[:, bounds[g] + 6, 11 * c:], 0.0)

@@ -103,6 +103,11 @@ class GenConfig:
   # absent-edge codes add a vector fixed by the position, which the position
   # embedding can cancel, so what remains counts the present edges.
   step_sum: bool = False
+  # New-entry tokens only: extra node-context inputs (`model.context_inputs`,
+  # where the why is): the previous new node's later inputs, and the types
+  # of the nodes between a wiring token's two endpoints.
+  later_twins: bool = False
+  between_types: bool = False
 
   def __post_init__(self):
     if self.tokens_per_step is not None:
@@ -115,8 +120,9 @@ class GenConfig:
     if self.step_order not in STEP_ORDERS:
       raise ValueError(f"generator step_order={self.step_order!r}; allowed: "
                        f"{list(STEP_ORDERS)}.")
-    if not isinstance(self.step_sum, (bool, np.bool_)):
-      raise ValueError(f"generator step_sum={self.step_sum!r} must be a bool.")
+    for k in ("step_sum", "later_twins", "between_types"):
+      if not isinstance(getattr(self, k), (bool, np.bool_)):
+        raise ValueError(f"generator {k}={getattr(self, k)!r} must be a bool.")
     if self.step_sum and self.step_order != "sequential":
       raise ValueError(f"generator step_sum=True needs step_order='sequential', got "
                        f"{self.step_order!r}.")

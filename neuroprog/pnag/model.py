@@ -59,7 +59,8 @@ def generator_for(cfg: gen_lib.GenConfig) -> gen_lib.GeneratorModules:
 
 
 def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
-                   new_entries: bool = False) -> jax.Array:
+                   new_entries: bool = False, later_twins: bool = False,
+                   between_types: bool = False) -> jax.Array:
   """Next-scale inputs float32 [B, L, C_in] for teacher forcing from token maps.
 
   codebook: the vectors the tokens stand for; for new-entry tokens pass
@@ -71,7 +72,8 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
   C_in = C. New-entry tokens: generation step g (two per scale,
   `msq.NewEntryLayout.groups`) reads the node context after steps < g of each
   token's two endpoints and of the whole sub-architecture, and its twin's
-  code (`context_inputs`), C_in = 10 C; zeros for g = 0.
+  code (`context_inputs`), C_in = 10 C (C more for each of `later_twins`
+  and `between_types`); zeros for g = 0.
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
   if new_entries:
@@ -79,12 +81,13 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
     codes = jnp.concatenate([codebook_KxC[i] for i in indices], 1)      # [B, L, C]
     bounds = np.cumsum((0,) + lay.group_counts)
     ctx = context_start(b, size, c)
-    parts = [jnp.zeros((b, lay.group_counts[0], input_dim(c, True)))]
+    parts = [jnp.zeros((b, lay.group_counts[0],
+                        input_dim(c, True, later_twins, between_types)))]
     for g in range(1, len(lay.groups)):
       ctx = context_add(ctx, codes[:, bounds[g - 1]:bounds[g]], lay, g - 1)
       t = lay.groups[g][0]
       prev = None if t == 0 else codes[:, lay.offsets[t - 1]:lay.offsets[t]]
-      parts.append(context_inputs(ctx, lay, g, prev))
+      parts.append(context_inputs(ctx, lay, g, prev, later_twins, between_types))
     return jnp.concatenate(parts, 1)
   nsets = msq.per_scale_nodes(scales, node_sets)
   parts = [jnp.zeros((b, scales[0] ** 2, c))]
@@ -95,9 +98,12 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
   return jnp.concatenate(parts, 1)
 
 
-def input_dim(channels: int, new_entries: bool) -> int:
+def input_dim(channels: int, new_entries: bool, later_twins: bool = False,
+              between_types: bool = False) -> int:
   """Width C_in of the generator's next-scale inputs (`teacher_inputs`)."""
-  return 10 * channels if new_entries else channels
+  if not new_entries:
+    return channels
+  return (10 + int(later_twins) + int(between_types)) * channels
 
 
 def context_start(batch: int, size: int, channels: int) -> jax.Array:
@@ -115,7 +121,8 @@ def context_add(ctx_Bx3xNxC: jax.Array, codes_BxGxC: jax.Array,
 
 
 def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
-                   prev_scale_BxPxC: Optional[jax.Array] = None) -> jax.Array:
+                   prev_scale_BxPxC: Optional[jax.Array] = None,
+                   later_twins: bool = False, between_types: bool = False) -> jax.Array:
   """float32 [B, G_g, 10 C]: what token (i, j) of generation step g reads,
   from the context after steps < g: node i's (row mean, column mean, diagonal
   code), node j's, their mean over the nodes present, and the code of its
@@ -129,7 +136,18 @@ def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
   Why the twin: node means cannot say which node a choice concerns. A MBV3
   layer slot may hold a layer only if the previous slot does, and the
   second operation of a DARTS node must read another input than the first:
-  both are the previous new node's entry at the same place."""
+  both are the previous new node's entry at the same place.
+
+  Options, each C more (in this order after the twin):
+  later_twins: the sum of the twins of the step's later tokens in the same
+    column (`msq.NewEntryLayout.later_twin_matrices`): whether the previous
+    new node took an input listed after this one. A DARTS operation whose
+    partner took the last allowed input must choose before the end of its
+    step, and its own twin cannot tell it so.
+  between_types: the sum of the diagonal codes of the sub-architecture's
+    nodes between i and j (`msq.NewEntryLayout.between_matrices`): a MBV3
+    chain edge i -> j exists only if every slot between them is empty, which
+    the endpoints' own context cannot say."""
   b, _, n, c = ctx_Bx3xNxC.shape
   t, rows, cols, present = lay.groups[g]
   scale = jnp.asarray([1.0 / present, 1.0 / present, 1.0])[:, None, None]
@@ -141,7 +159,13 @@ def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
     padded = jnp.concatenate([prev_scale_BxPxC, jnp.zeros((b, 1, c), prev_scale_BxPxC.dtype)],
                              1)
     twin = padded[:, lay.twins[g]]
-  return jnp.concatenate([node[:, rows], node[:, cols], whole, twin], -1)
+  parts = [node[:, rows], node[:, cols], whole, twin]
+  if later_twins:
+    parts.append(jnp.einsum("pq,bqc->bpc", jnp.asarray(lay.later_twin_matrices[g]), twin))
+  if between_types:
+    parts.append(jnp.einsum("pm,bmc->bpc", jnp.asarray(lay.between_matrices[g]),
+                            ctx_Bx3xNxC[:, 2]))
+  return jnp.concatenate(parts, -1)
 
 
 def flat_tokens(indices) -> jax.Array:
@@ -357,7 +381,7 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       for g, (t, _, _, _) in enumerate(lay.groups):
         if g > 0:
           prev = None if t == 0 else jnp.concatenate(scale_codes[t - 1], 1)
-          x = context_inputs(ctx, lay, g, prev)
+          x = context_inputs(ctx, lay, g, prev, gen_cfg.later_twins, gen_cfg.between_types)
           if guided:
             x = jnp.concatenate([x, x])
         idx = draw(g, x)

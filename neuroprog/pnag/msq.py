@@ -221,6 +221,35 @@ class NewEntryLayout:
       out.append(m)
     return tuple(out)
 
+  @functools.cached_property
+  def later_twin_matrices(self):
+    """Per generation step g, float32 [G_g, G_g]: entry (p, q) is 1 when
+    token q has p's column and a larger row (an input of the same node
+    listed after p's). Applied to the step's twin codes it gives each token
+    (i, j) the sum of what the previous new node drew at its later inputs
+    (`model.context_inputs`, `later_twins`)."""
+    out = []
+    for _, rows, cols, _ in self.groups:
+      out.append(((cols[None, :] == cols[:, None]) & (rows[None, :] > rows[:, None]))
+                 .astype(np.float32))
+    return tuple(out)
+
+  @functools.cached_property
+  def between_matrices(self):
+    """Per generation step g, float32 [G_g, N]: entry (p, m) is 1 when node m
+    belongs to the step's scale and lies strictly between token p's row and
+    column nodes in index order. Applied to the nodes' diagonal codes it
+    gives each token (i, j) the sum of the types of the nodes between i and
+    j (`model.context_inputs`, `between_types`)."""
+    out = []
+    for t, rows, cols, _ in self.groups:
+      member = np.zeros(self.size, bool)
+      member[list(self.node_sets[t])] = True
+      m = np.arange(self.size)
+      lo, hi = np.minimum(rows, cols)[:, None], np.maximum(rows, cols)[:, None]
+      out.append(((m[None] > lo) & (m[None] < hi) & member[None]).astype(np.float32))
+    return tuple(out)
+
   def to_map(self, parts, t: int) -> jax.Array:
     """[B, N, N, C]: the map holding the first L_t tokens of the sequence
     (parts: consecutive [B, *, C] pieces of it, per scale or per step, at

@@ -61,7 +61,7 @@ AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise", "scale_tokens")
 GEN_KEYS = ("width", "depth", "heads", "mlp_ratio", "cond_dim", "attention", "step_order",
-            "token_inputs", "step_sum")
+            "token_inputs", "step_sum", "later_twins", "between_types")
 # The keys that count training steps: `extend=True` lets them grow.
 STEP_KEYS = ("ae_steps", "gen_steps")
 # Every key of a PNAG config, with its default: the one place they live.
@@ -147,11 +147,15 @@ def build(config):
     raise ValueError("config.gen.token_inputs='learned' needs new-entry tokens "
                      "(config.ae.scale_tokens='new'); block tokens read reconstructions "
                      "from the codebook, so the table would not be used.")
+  extra = {k: bool(_get(config, "gen").get(k)) for k in ("later_twins", "between_types")}
+  if not new and any(extra.values()):
+    raise ValueError(f"config.gen {[k for k, v in extra.items() if v]} need new-entry tokens "
+                     "(config.ae.scale_tokens='new'); block tokens have no node context.")
   gen_cfg = gen_lib.GenConfig(
       scales=scales, channels=ae_cfg.channels, codebook_size=ae_cfg.codebook_size,
       tokens_per_step=(msq.new_entry_layout(ae_cfg.node_sets, ae_cfg.num_nodes).group_counts
                        if new else None),
-      input_dim=model_lib.input_dim(ae_cfg.channels, True) if new else None,
+      input_dim=model_lib.input_dim(ae_cfg.channels, True, **extra) if new else None,
       **dict(_get(config, "gen")))
   return space, ae_cfg, gen_cfg
 
@@ -260,7 +264,8 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   def inputs_of(toks_BxL, table_KxC):
     x = model_lib.teacher_inputs(model_lib.split_tokens(toks_BxL, ae_cfg.token_shapes),
                                  eye if learned else codebook, gen_cfg.scales,
-                                 ae_cfg.num_nodes, ae_cfg.node_sets, ae_cfg.new_entries)
+                                 ae_cfg.num_nodes, ae_cfg.node_sets, ae_cfg.new_entries,
+                                 gen_cfg.later_twins, gen_cfg.between_types)
     return model_lib.through_table(x, table_KxC) if learned else x
 
   total, bsz = _get(config, "gen_steps"), _get(config, "batch_size")
