@@ -364,7 +364,7 @@ def test_twins_are_the_previous_new_nodes_entries():
 
 def test_later_twins_and_between_types_inputs_by_hand():
   """later_twins: token (i, j) adds the twins of the same column's later
-  rows; between_types: the diagonal codes of the scale's nodes strictly
+  rows; between_types: the mean diagonal code of the scale's nodes strictly
   between i and j. Checked on the six-node layout of the twins test."""
   from neuroprog.pnag import model as model_lib
   sets = ((0, 1, 5), (0, 1, 2, 5), (0, 1, 2, 3, 5), (0, 1, 2, 3, 4, 5))
@@ -383,6 +383,7 @@ def test_later_twins_and_between_types_inputs_by_hand():
   between = lay.between_matrices[g]
   assert between.shape == (8, size)
   assert np.flatnonzero(between[0]).tolist() == [1, 2]   # (0, 3): nodes 1, 2
+  np.testing.assert_allclose(between[0, [1, 2]], 0.5)
   assert np.flatnonzero(between[6]).tolist() == []       # (3, 5): node 4 is not in scale 2
   assert np.flatnonzero(between[7]).tolist() == []       # (5, 3): as (3, 5)
   # the inputs: 12 C wide, the two blocks after the twin equal the sums above
@@ -401,6 +402,6 @@ def test_later_twins_and_between_types_inputs_by_hand():
   diag = {int(p): lay.offsets[s] + k for s in range(3)
           for k, p in enumerate(lay.positions[s]) if p // size == p % size}
   np.testing.assert_allclose(inputs[:, bounds[g], 11 * c:],
-                             codes[:, diag[1 * size + 1]] + codes[:, diag[2 * size + 2]],
+                             (codes[:, diag[1 * size + 1]] + codes[:, diag[2 * size + 2]]) / 2,
                              atol=1e-6)
   np.testing.assert_array_equal(inputs[:, bounds[g] + 6, 11 * c:], 0.0)

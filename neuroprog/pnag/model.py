@@ -144,8 +144,8 @@ def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
     new node took an input listed after this one. A DARTS operation whose
     partner took the last allowed input must choose before the end of its
     step, and its own twin cannot tell it so.
-  between_types: the sum of the diagonal codes of the sub-architecture's
-    nodes between i and j (`msq.NewEntryLayout.between_matrices`): a MBV3
+  between_types: the mean diagonal code of the sub-architecture's nodes
+    between i and j (`msq.NewEntryLayout.between_matrices`): a MBV3
     chain edge i -> j exists only if every slot between them is empty, which
     the endpoints' own context cannot say."""
   b, _, n, c = ctx_Bx3xNxC.shape

@@ -236,18 +236,21 @@ class NewEntryLayout:
 
   @functools.cached_property
   def between_matrices(self):
-    """Per generation step g, float32 [G_g, N]: entry (p, m) is 1 when node m
-    belongs to the step's scale and lies strictly between token p's row and
-    column nodes in index order. Applied to the nodes' diagonal codes it
-    gives each token (i, j) the sum of the types of the nodes between i and
-    j (`model.context_inputs`, `between_types`)."""
+    """Per generation step g, float32 [G_g, N]: entry (p, m) is 1 / b_p when
+    node m is one of the b_p nodes of the step's scale that lie strictly
+    between token p's row and column nodes in index order (a zero row where
+    there are none). Applied to the nodes' diagonal codes it gives each token
+    (i, j) the mean type of the nodes between i and j (`model.context_inputs`,
+    `between_types`): a mean, not a sum, so "every node between is empty"
+    reads the same vector whatever their number."""
     out = []
     for t, rows, cols, _ in self.groups:
       member = np.zeros(self.size, bool)
       member[list(self.node_sets[t])] = True
       m = np.arange(self.size)
       lo, hi = np.minimum(rows, cols)[:, None], np.maximum(rows, cols)[:, None]
-      out.append(((m[None] > lo) & (m[None] < hi) & member[None]).astype(np.float32))
+      inside = ((m[None] > lo) & (m[None] < hi) & member[None]).astype(np.float32)
+      out.append(inside / np.maximum(inside.sum(1, keepdims=True), 1.0))
     return tuple(out)
 
   def to_map(self, parts, t: int) -> jax.Array:
