@@ -3,6 +3,15 @@
   python -m experiments.generate --config=experiments/configs/pnag_mbv3.py \
       --workdir=workdirs/pnag_mbv3
 
+Twenty-sixth session, 2-core CPU, 2026-12-03 (stage 1 at commit d8e190b, 726 s; stage 2 with
+between_types at commit 3d5b4f0, 718 s; beside one other run): plain decoding
+validity 94.7% of 1,000 (target 99%: not met), per scale 99.5 / 99.2 / 99.0 / ... / 95.2 /
+94.7; on the validation sample (key 7, 2,000) 94.5%, against 93.5% (validation 92.6%) for the
+generator without between_types on the same stage 1. Sampler 1,168 per second (batch 4,096,
+alone; 1,166 without between_types in the same session). Details: BUILD_NOTES.md ("PNAG:
+counting inputs, later twins, between types").
+
+Before (nineteenth session, another stage 1, no between_types):
 Sub-architecture scales n = 3..20, new-entry tokens (400 per architecture), two generation
 steps per scale, tokens drawn one at a time within a step, each token also reading its twin;
 2-core CPU, 2026-12-02 (stage 1 at commit be80be6, 712 s; stage 2 at 3c5e41a, 675 s;
@@ -29,7 +38,9 @@ from neuroprog.pnag import train
 # NB201 one (one block, width 16, each scale attending within itself), sized
 # for the sampler's speed on CPU, but draws a step's tokens one at a time:
 # the chain edge into a layer comes from the last present layer before it,
-# one choice spread over several wiring tokens.
+# one choice spread over several wiring tokens. Each wiring token also reads
+# the mean type of the slots between its endpoints (between_types): the chain
+# edge i -> j exists only if every slot between them is empty.
 
 
 def get_config():
@@ -38,7 +49,7 @@ def get_config():
       heldout_size=1000,
       ae={"token_noise": 0.1, "codebook_size": 32},
       gen={"width": 16, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale",
-           "step_order": "sequential"},
+           "step_order": "sequential", "between_types": True},
       batch_size=64,
       ae_steps=1500,
       gen_steps=3000,
