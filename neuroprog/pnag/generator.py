@@ -11,7 +11,8 @@ means generation step. Position p of scale t reads
     pooled to n_t x n_t and projected C -> d (VAR's next-scale input);
     new-entry tokens: the node context of the entry's two endpoints and of
     the sub-architecture so far, and the code of its twin in the previous
-    scale (`model.context_inputs`), projected 10C -> d,
+    scale (`model.context_inputs`; with `later_twins` / `between_types`
+    C more each), projected 10C -> d,
 
 plus a learned position embedding and a scale embedding, and predicts the code
 index of its own position at scale t. The attention mask is block-causal: a
