@@ -100,7 +100,8 @@ def main():
               "scale_tokens": model.ae_cfg.scale_tokens,
               "generator": {k: getattr(model.gen_cfg, k) for k in
                             ("width", "depth", "heads", "mlp_ratio", "attention",
-                             "step_order")},
+                             "step_order", "token_inputs", "step_sum", "later_twins",
+                             "between_types")},
               "codebook_size": model.ae_cfg.codebook_size,
               "overrides": [] if name in workdirs else args.overrides,
               **common.machine()}

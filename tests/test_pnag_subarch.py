@@ -386,7 +386,7 @@ def test_later_twins_and_between_types_inputs_by_hand():
   np.testing.assert_allclose(between[0, [1, 2]], 0.5)
   assert np.flatnonzero(between[6]).tolist() == []       # (3, 5): node 4 is not in scale 2
   assert np.flatnonzero(between[7]).tolist() == []       # (5, 3): as (3, 5)
-  # the inputs: 12 C wide, the two blocks after the twin equal the sums above
+  # the inputs: 12 C wide; after the twin, the later twins' sum and the mean between type
   codebook = jax.random.normal(jax.random.key(3), (5, c))
   idx = [jax.random.randint(jax.random.key(t), (2, p), 0, 5) for t, p in enumerate(lay.counts)]
   inputs = np.asarray(model_lib.teacher_inputs(idx, codebook, (3, 4, 5, 6), size, sets,

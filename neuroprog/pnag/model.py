@@ -123,11 +123,11 @@ def context_add(ctx_Bx3xNxC: jax.Array, codes_BxGxC: jax.Array,
 def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
                    prev_scale_BxPxC: Optional[jax.Array] = None,
                    later_twins: bool = False, between_types: bool = False) -> jax.Array:
-  """float32 [B, G_g, 10 C]: what token (i, j) of generation step g reads,
-  from the context after steps < g: node i's (row mean, column mean, diagonal
-  code), node j's, their mean over the nodes present, and the code of its
-  twin (`msq.NewEntryLayout.twins`: the same entry of the previous scale's
-  new node; zeros where there is none). The means are over the nodes of the
+  """float32 [B, G_g, 10 C] (C more per option below): what token (i, j) of
+  generation step g reads, from the context after steps < g: node i's (row
+  mean, column mean, diagonal code), node j's, their mean over the nodes
+  present, and the code of its twin (`msq.NewEntryLayout.twins`: the same
+  entry of the previous scale's new node; zeros where there is none). The means are over the nodes of the
   sub-architecture being drawn (n_{t-1} for a types step, n_t for a wiring
   step, whose new nodes carry only their diagonal codes); a node not drawn
   yet has zero context. prev_scale: the codes of scale t-1's tokens
@@ -141,9 +141,11 @@ def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
   Options, each C more (in this order after the twin):
   later_twins: the sum of the twins of the step's later tokens in the same
     column (`msq.NewEntryLayout.later_twin_matrices`): whether the previous
-    new node took an input listed after this one. A DARTS operation whose
-    partner took the last allowed input must choose before the end of its
-    step, and its own twin cannot tell it so.
+    new node took an input listed after this one. The second operation of a
+    DARTS node reads an input listed after the first's (genotypes list a
+    node's two inputs in increasing order), so at every candidate it must
+    know whether the first took a later one; its own twin says only whether
+    the first took this one.
   between_types: the mean diagonal code of the sub-architecture's nodes
     between i and j (`msq.NewEntryLayout.between_matrices`): a MBV3
     chain edge i -> j exists only if every slot between them is empty, which
