@@ -253,3 +253,33 @@ def test_running_sum_inputs_and_learned_token_table():
       gen_lib.GenConfig(scales=(1, 2), channels=3, codebook_size=8), jax.random.key(0))
   with pytest.raises(ValueError, match="token_inputs='embedding'; allowed"):
     gen_lib.GenConfig(scales=(1, 2), channels=4, codebook_size=8, token_inputs="embedding")
+
+
+@pytest.mark.parametrize("sequential", [True, False])
+def test_step_buckets_attention_equals_one_attention_per_step_with_its_gradient(sequential):
+  """Attention within steps of sizes 3, 6, 1, 6, 1, 8 (padded to 4, 8, 1, 8,
+  1, 8 and batched by size) equals a plain masked attention over each step
+  alone, and so does its gradient (the gathers' custom gradient)."""
+  counts = (3, 6, 1, 6, 1, 8)
+  steps = gen_lib.step_buckets(counts, sequential)
+  assert steps.shapes == ((2, 1), (1, 4), (3, 8))
+  np.testing.assert_array_equal(steps.source[steps.slot], np.arange(sum(counts)))
+  b, h, dh = 2, 2, 3
+  qkv = jax.random.normal(jax.random.key(0), (b, sum(counts), 3 * h * dh))
+
+  def per_step(x):
+    out, lo = [], 0
+    for p in counts:
+      blk = x[:, lo:lo + p].reshape(b, p, 3, h, dh).transpose(2, 0, 3, 1, 4)
+      att = blk[0] @ jnp.swapaxes(blk[1], -1, -2) / np.sqrt(dh)
+      if sequential:
+        att = jnp.where(np.tril(np.ones((p, p), bool)), att, -1e9)
+      out.append((jax.nn.softmax(att, -1) @ blk[2]).transpose(0, 2, 1, 3).reshape(b, p, h * dh))
+      lo += p
+    return jnp.concatenate(out, 1)
+
+  batched = lambda x: gen_lib._attend_within_steps(x, h, steps)
+  np.testing.assert_allclose(batched(qkv), per_step(qkv), rtol=1e-5, atol=1e-6)
+  w = jax.random.normal(jax.random.key(1), (b, sum(counts), h * dh))
+  grad = lambda f: jax.grad(lambda x: jnp.sum(f(x) * w))(qkv)
+  np.testing.assert_allclose(grad(batched), grad(per_step), rtol=1e-4, atol=1e-5)

@@ -405,3 +405,28 @@ def test_later_twins_and_between_types_inputs_by_hand():
                              (codes[:, diag[1 * size + 1]] + codes[:, diag[2 * size + 2]]) / 2,
                              atol=1e-6)
   np.testing.assert_array_equal(inputs[:, bounds[g] + 6, 11 * c:], 0.0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_teacher_inputs_at_once_equal_the_samplers_step_by_step_context(name):
+  """`model.new_entry_teacher_inputs` (all steps at once, for training) gives
+  every token what the sampler builds for it one generation step after
+  another with `context_add` and `context_inputs`, with both options on, on
+  each space's own scale schedule."""
+  from neuroprog.pnag import model as model_lib
+  sp = spaces.get(name)
+  sets = tuple(sp.sub_nodes(n) for n in sp.default_schedule())
+  lay = msq.new_entry_layout(sets, sp.num_nodes)
+  b, c = 3, 4
+  codes = np.asarray(jax.random.normal(jax.random.key(5), (b, sum(lay.counts), c)))
+  at_once = np.asarray(model_lib.new_entry_teacher_inputs(jnp.asarray(codes), lay, True, True))
+  bounds = np.cumsum((0,) + lay.group_counts)
+  ctx = model_lib.context_start(b, sp.num_nodes, c)
+  np.testing.assert_array_equal(at_once[:, :bounds[1]], 0.0)
+  for g in range(1, len(lay.groups)):
+    ctx = model_lib.context_add(ctx, jnp.asarray(codes[:, bounds[g - 1]:bounds[g]]), lay, g - 1)
+    t = lay.groups[g][0]
+    prev = None if t == 0 else jnp.asarray(codes[:, lay.offsets[t - 1]:lay.offsets[t]])
+    step = np.asarray(model_lib.context_inputs(ctx, lay, g, prev, True, True))
+    np.testing.assert_allclose(at_once[:, bounds[g]:bounds[g + 1]], step, rtol=1e-5, atol=1e-5,
+                               err_msg=f"{name} step {g}")

@@ -37,7 +37,8 @@ distribution is exact rather than a product of independent tokens.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+import functools
+from typing import NamedTuple, Optional, Sequence
 
 import flax.linen as nn
 import jax
@@ -217,6 +218,68 @@ def previous_codes(codes_BxLxC: jax.Array, counts: Sequence[int],
   return jnp.concatenate([last, total], -1)
 
 
+class StepBuckets(NamedTuple):
+  """Static layout for attention within each generation step at once
+  (`step_buckets`; numpy, constants under `jit`).
+
+  Steps are padded to a power-of-two size S_b and grouped by it, one bucket
+  per size, the buckets' slots one after another (M slots in all).
+  shapes: per bucket (G_b, S_b). mask: per bucket bool [G_b, S_b, S_b],
+  which keys a query sees (the real tokens of its step; with sequential
+  steps only those up to itself). source: int32 [M], the sequence position
+  each slot holds (L where padded). slot: int32 [L], each position's slot.
+  """
+  shapes: tuple
+  mask: tuple
+  source: np.ndarray
+  slot: np.ndarray
+
+
+def step_buckets(counts: Sequence[int], sequential: bool) -> StepBuckets:
+  """The `StepBuckets` of steps with `counts` tokens each."""
+  offsets = np.cumsum((0,) + tuple(counts[:-1]))
+  length = int(sum(counts))
+  size_of = [1 << int(np.ceil(np.log2(p))) for p in counts]
+  shapes, masks, sources, slot, start = [], [], [], np.zeros(length, np.int32), 0
+  for size in sorted(set(size_of)):
+    steps = [t for t, z in enumerate(size_of) if z == size]
+    src = np.full((len(steps), size), length, np.int32)
+    mask = np.zeros((len(steps), size, size), bool)
+    for row, t in enumerate(steps):
+      p = counts[t]
+      src[row, :p] = offsets[t] + np.arange(p)
+      mask[row, :, :p] = True
+      if sequential:
+        mask[row] &= np.tril(np.ones((size, size), bool))
+      slot[offsets[t]:offsets[t] + p] = start + row * size + np.arange(p)
+    shapes.append((len(steps), size))
+    masks.append(mask)
+    sources.append(src.reshape(-1))
+    start += len(steps) * size
+  return StepBuckets(tuple(shapes), tuple(masks), np.concatenate(sources), slot)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def _permute(x_BxNxD, forward, backward):
+  """x[:, forward] with a zero row appended first (index N reads zeros), for
+  an injective `forward` whose inverse is `backward` (position of each row
+  of x in the result; so the gradient is a gather too, not XLA:CPU's slow
+  scatter-add). forward, backward: int32 numpy arrays."""
+  b, _, d = x_BxNxD.shape
+  return jnp.concatenate([x_BxNxD, jnp.zeros((b, 1, d), x_BxNxD.dtype)], 1)[:, forward]
+
+
+def _permute_fwd(x, forward, backward):
+  return _permute(x, forward, backward), None
+
+
+def _permute_bwd(forward, backward, _, g):
+  return (_permute(g, backward, forward),)
+
+
+_permute.defvjp(_permute_fwd, _permute_bwd)
+
+
 def block_causal_mask(counts: Sequence[int]) -> np.ndarray:
   """bool [L, L]: query q may attend to key k iff scale(k) <= scale(q).
   counts: tokens per scale (`GenConfig.counts`)."""
@@ -228,13 +291,42 @@ def _modulate(x, shift, scale):
   return x * (1.0 + scale) + shift
 
 
+def _attend_within_steps(qkv_BxLx3D, heads: int, steps: StepBuckets) -> jax.Array:
+  """Attention restricted to each generation step (`StepBuckets`), from
+  the concatenated queries, keys and values [B, L, 3 d]: [B, L, d].
+  Steps of similar size are padded to one size and batched, so the cost is
+  a few batched matmuls, not one small attention per step (DARTS has 44
+  steps); the tokens move to the padded layout and back by two gathers."""
+  b, l, d3 = qkv_BxLx3D.shape
+  d = d3 // 3
+  dh = d // heads
+  x = _permute(qkv_BxLx3D, steps.source, steps.slot)           # [B, M, 3 d]
+  outs, lo = [], 0
+  for (g, size), mask in zip(steps.shapes, steps.mask):
+    blk = x[:, lo:lo + g * size].reshape(b, g, size, 3, heads, dh)
+    if heads == 1:   # [B, G, S, dh]: no transposes to pay for
+      q, k, v = blk[:, :, :, 0, 0], blk[:, :, :, 1, 0], blk[:, :, :, 2, 0]
+    else:            # [B, G, H, S, dh]
+      q, k, v = (blk[:, :, :, i].transpose(0, 1, 3, 2, 4) for i in range(3))
+      mask = mask[:, None]
+    att = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) / np.sqrt(dh)
+    att = jax.nn.softmax(jnp.where(mask, att, -1e9), -1)
+    y = jnp.matmul(att, v)
+    if heads > 1:
+      y = y.transpose(0, 1, 3, 2, 4)
+    outs.append(y.reshape(b, g * size, d))
+    lo += g * size
+  return _permute(jnp.concatenate(outs, 1), steps.slot, steps.source)   # [B, L, d]
+
+
 class Block(nn.Module):
   width: int
   heads: int
   mlp_ratio: int
 
   @nn.compact
-  def __call__(self, x_BxLxD, c_BxD, mask_LxL=None, cache=None, buffer=None):
+  def __call__(self, x_BxLxD, c_BxD, mask_LxL=None, cache=None, buffer=None,
+               steps: Optional[StepBuckets] = None):
     """Returns (x, cache). With a cache (k, v [B, H, P, dh] of the P earlier
     positions, or (None, None)) the queries attend to those and to themselves,
     and the returned cache holds all P + L positions.
@@ -242,7 +334,10 @@ class Block(nn.Module):
     buffer (k, v [B, H, S, dh], p int32 scalar, may be traced): one query
     (L = 1) at slot p of a fixed-size buffer of its step's S tokens; its key
     and value are written at p, it attends to the cache and to slots <= p,
-    and (x, (k, v)) comes back with the updated buffer (`sample_token`)."""
+    and (x, (k, v)) comes back with the updated buffer (`sample_token`).
+
+    steps (`StepBuckets`): each query attends only within its own generation
+    step, all steps at once (teacher forcing with attention="scale")."""
     b, l, d = x_BxLxD.shape
     h, dh = self.heads, self.width // self.heads
     mod = nn.Dense(6 * d, kernel_init=nn.initializers.zeros, name="ada")(nn.silu(c_BxD))
@@ -251,6 +346,9 @@ class Block(nn.Module):
     # Heads-major layout and plain matmuls: several times faster on XLA:CPU
     # than the equivalent 4-D einsums.
     qkv = nn.Dense(3 * d, name="qkv")(y)
+    if steps is not None:
+      y = _attend_within_steps(qkv, h, steps)
+      return self._finish(x_BxLxD, y, sh2, sc2, g1, g2), cache
     if h == 1:   # [B, 1, L, dh] is a reshape: no transposes to pay for
       q, k, v = (a[:, None] for a in jnp.split(qkv, 3, -1))
     else:
@@ -277,10 +375,15 @@ class Block(nn.Module):
       att = jnp.where(mask_LxL, att, -1e9)
     att = jax.nn.softmax(att, -1)
     y = jnp.matmul(att, v).transpose(0, 2, 1, 3).reshape(b, l, d)
-    x = x_BxLxD + g1 * nn.Dense(d, name="proj")(y)
+    return self._finish(x_BxLxD, y, sh2, sc2, g1, g2), cache
+
+  def _finish(self, x_BxLxD, y_BxLxD, sh2, sc2, g1, g2):
+    """The output projection's residual, then the MLP's."""
+    d = x_BxLxD.shape[-1]
+    x = x_BxLxD + g1 * nn.Dense(d, name="proj")(y_BxLxD)
     y = _modulate(nn.LayerNorm(use_scale=False, use_bias=False, name="ln2")(x), sh2, sc2)
     y = nn.Dense(d, name="mlp_out")(nn.gelu(nn.Dense(self.mlp_ratio * d, name="mlp_in")(y)))
-    return x + g2 * y, cache
+    return x + g2 * y
 
 
 class GeneratorModules(nn.Module):
@@ -354,20 +457,19 @@ class GeneratorModules(nn.Module):
     c = self.cfg
     b = inputs_BxLxC.shape[0]
     cvec = self.condition(cond_BxC, b, drop_B)
-    sl = [slice(lo, lo + p) for lo, p in zip(c.offsets, c.counts)]
-    parts = [self._embed(t, inputs_BxLxC[:, s], b,
-                         None if prev_BxLxC is None else prev_BxLxC[:, s])
-             for t, s in enumerate(sl)]
-    if c.attention == "scale":   # each scale on its own: no L x L matrices
-      out = []
-      for t, x in enumerate(parts):
-        m = attention_mask(c, t)
-        m = None if m is None else jnp.asarray(m)
-        for blk in self.blocks:
-          x, _ = blk(x, cvec, m)
-        out.append(x)
-      return self._head(jnp.concatenate(out, 1), cvec)
-    x = jnp.concatenate(parts, 1)
+    # `_embed` of every step at once: the first step reads the start vector
+    step_of = np.repeat(np.arange(len(c.counts)), c.counts)
+    x = jnp.where((step_of == 0)[None, :, None], self.start, self.in_proj(inputs_BxLxC))
+    if c.sequential:
+      if prev_BxLxC is None:
+        raise ValueError("a sequential generator needs the previous codes (prev).")
+      x = x + self.prev_proj(prev_BxLxC)
+    x = x + self.pos + self.level[step_of]
+    if c.attention == "scale":   # each step on its own: no L x L matrices
+      steps = step_buckets(c.counts, c.sequential)
+      for blk in self.blocks:
+        x, _ = blk(x, cvec, steps=steps)
+      return self._head(x, cvec)
     mask = jnp.asarray(attention_mask(c))
     for blk in self.blocks:
       x, _ = blk(x, cvec, mask)

@@ -77,18 +77,9 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
   """
   b, c = indices[0].shape[0], codebook_KxC.shape[1]
   if new_entries:
-    lay = msq.new_entry_layout(node_sets, size)
     codes = jnp.concatenate([codebook_KxC[i] for i in indices], 1)      # [B, L, C]
-    bounds = np.cumsum((0,) + lay.group_counts)
-    ctx = context_start(b, size, c)
-    parts = [jnp.zeros((b, lay.group_counts[0],
-                        input_dim(c, True, later_twins, between_types)))]
-    for g in range(1, len(lay.groups)):
-      ctx = context_add(ctx, codes[:, bounds[g - 1]:bounds[g]], lay, g - 1)
-      t = lay.groups[g][0]
-      prev = None if t == 0 else codes[:, lay.offsets[t - 1]:lay.offsets[t]]
-      parts.append(context_inputs(ctx, lay, g, prev, later_twins, between_types))
-    return jnp.concatenate(parts, 1)
+    return new_entry_teacher_inputs(codes, msq.new_entry_layout(node_sets, size),
+                                    later_twins, between_types)
   nsets = msq.per_scale_nodes(scales, node_sets)
   parts = [jnp.zeros((b, scales[0] ** 2, c))]
   f_hat = jnp.zeros((b, size, size, c))
@@ -96,6 +87,52 @@ def teacher_inputs(indices, codebook_KxC, scales, size, node_sets=None,
     f_hat = f_hat + msq.upsample(codebook_KxC[indices[t - 1]], size, nsets[t - 1])
     parts.append(msq.pool(f_hat, scales[t], nsets[t]).reshape(b, -1, c))
   return jnp.concatenate(parts, 1)
+
+
+def new_entry_teacher_inputs(codes_BxLxC: jax.Array, lay: msq.NewEntryLayout,
+                             later_twins: bool = False,
+                             between_types: bool = False) -> jax.Array:
+  """float32 [B, L, C_in]: `context_inputs` of every generation step at once,
+  from the whole token sequence's codes [B, L, C] (teacher forcing).
+
+  Equal to running `context_add` and `context_inputs` step by step, as the
+  sampler does, but as a few segment sums, one cumulative sum over the steps
+  and static gathers (`msq.NewEntryLayout.teacher_tables`): the step loop
+  unrolled DARTS's 44 steps into hundreds of small XLA ops, which cost most of
+  a generator training step and of its compile time. No gradient flows
+  through here (the inputs are built from token indices).
+  """
+  tab = lay.teacher_tables
+  b, length, c = codes_BxLxC.shape
+  num_groups, n = len(lay.groups), lay.size
+  codes_LxBxC = jnp.swapaxes(codes_BxLxC, 0, 1)
+  inc = jnp.stack([jax.ops.segment_sum(codes_LxBxC, seg, tab.num_segments)[:-1]
+                   for seg in (tab.row_segment, tab.col_segment, tab.diag_segment)], 1)
+  # The context a step reads holds the codes of the steps before it: one
+  # strictly lower-triangular [G, G] matmul (XLA's cumsum on CPU is a
+  # quadratic reduce-window, several times slower).
+  before_GxG = np.tril(np.ones((num_groups, num_groups), np.float32), -1)
+  ctx = (before_GxG @ inc.reshape(num_groups, -1)).reshape(num_groups, n, 3, b, c)
+  inv = 1.0 / tab.present
+  node_scale = np.stack([inv, inv, np.ones_like(inv)], 1)[:, :, None, None]    # [L, 3, 1, 1]
+  whole_scale = np.stack([inv * inv, inv * inv, inv], 1)[:, :, None, None]
+
+  def three(x_Lx3xBxC):
+    return jnp.swapaxes(x_Lx3xBxC, 1, 2).reshape(length, b, 3 * c)
+
+  node_i = three(ctx[tab.group, tab.rows] * node_scale)                   # [L, B, 3 C]
+  node_j = three(ctx[tab.group, tab.cols] * node_scale)
+  whole = three(ctx.sum(1)[tab.group] * whole_scale)
+  padded = jnp.concatenate([codes_LxBxC, jnp.zeros((1, b, c), codes_LxBxC.dtype)])
+  twin = padded[tab.twin]                                                # [L, B, C]
+  parts = [node_i, node_j, whole, twin]
+  if later_twins:
+    parts.append(jax.ops.segment_sum(twin[tab.later_from], tab.later_to, length))
+  if between_types:
+    diag = ctx[tab.group[tab.between_to], tab.between_node, 2]           # [E, B, C]
+    parts.append(jax.ops.segment_sum(diag * tab.between_weight[:, None, None],
+                                     tab.between_to, length))
+  return jnp.swapaxes(jnp.concatenate(parts, -1), 0, 1)
 
 
 def input_dim(channels: int, new_entries: bool, later_twins: bool = False,

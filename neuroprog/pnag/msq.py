@@ -253,6 +253,53 @@ class NewEntryLayout:
       out.append(inside / np.maximum(inside.sum(1, keepdims=True), 1.0))
     return tuple(out)
 
+  @functools.cached_property
+  def teacher_tables(self) -> "TeacherTables":
+    """The static index arrays that build every token's `model.context_inputs`
+    at once under teacher forcing (`model.teacher_inputs`), instead of one
+    generation step after another (see `TeacherTables`)."""
+    size, num_groups = self.size, len(self.groups)
+    group, rows, cols, present = [], [], [], []
+    for g, (_, r, c, n) in enumerate(self.groups):
+      group.append(np.full(len(r), g))
+      rows.append(r)
+      cols.append(c)
+      present.append(np.full(len(r), max(n, 1)))
+    group, rows, cols = (np.concatenate(a).astype(np.int32) for a in (group, rows, cols))
+    present = np.concatenate(present).astype(np.float32)
+    length = len(group)
+    dump = num_groups * size          # the segment that collects non-diagonal tokens
+    diag_segment = np.where(rows == cols, group * size + rows, dump).astype(np.int32)
+    # twin of token l as an index into the whole sequence; L (a zero slot)
+    # where it has none (scale 0, or scales adding different node counts)
+    twin, start = np.full(length, length, np.int32), 0
+    for g, (t, r, _, _) in enumerate(self.groups):
+      local = self.twins[g]
+      if t > 0:
+        has = local < self.counts[t - 1]
+        twin[start:start + len(r)][has] = self.offsets[t - 1] + local[has]
+      start += len(r)
+    later_to, later_from, between_to, between_node, between_w = [], [], [], [], []
+    start = 0
+    for g, (_, r, _, _) in enumerate(self.groups):
+      p, q = np.nonzero(self.later_twin_matrices[g])
+      later_to.append(start + p)
+      later_from.append(start + q)
+      p, m = np.nonzero(self.between_matrices[g])
+      between_to.append(start + p)
+      between_node.append(m)
+      between_w.append(self.between_matrices[g][p, m])
+      start += len(r)
+    cat = lambda parts, dt: np.concatenate(parts).astype(dt)
+    return TeacherTables(
+        group=group, rows=rows, cols=cols, present=present,
+        row_segment=(group * size + rows).astype(np.int32),
+        col_segment=(group * size + cols).astype(np.int32),
+        diag_segment=diag_segment, num_segments=dump + 1, twin=twin,
+        later_to=cat(later_to, np.int32), later_from=cat(later_from, np.int32),
+        between_to=cat(between_to, np.int32), between_node=cat(between_node, np.int32),
+        between_weight=cat(between_w, np.float32))
+
   def to_map(self, parts, t: int) -> jax.Array:
     """[B, N, N, C]: the map holding the first L_t tokens of the sequence
     (parts: consecutive [B, *, C] pieces of it, per scale or per step, at
@@ -264,6 +311,40 @@ class NewEntryLayout:
     flat = jnp.concatenate(parts, 1)[:, :end]
     flat = jnp.concatenate([flat, jnp.zeros((b, 1, c), flat.dtype)], 1)
     return flat[:, self.map_index[t]].reshape(b, self.size, self.size, c)
+
+
+class TeacherTables(NamedTuple):
+  """Static per-token index arrays of a `NewEntryLayout` (L tokens, G
+  generation steps, N nodes; numpy, so they are constants under `jit`).
+
+  group, rows, cols: int32 [L], each token's generation step and endpoints.
+  present: float32 [L], the number of nodes its step's context reads (at
+    least 1; the divisor of its means).
+  row_segment, col_segment: int32 [L], g * N + node: where the token adds its
+    code to the row and column sums of step g's increment. diag_segment:
+    the same for diagonal codes, num_segments - 1 (a discarded segment) for
+    wiring tokens. num_segments: G * N + 1.
+  twin: int32 [L], the twin's index in the sequence, or L (none).
+  later_to, later_from: int32 [E]: token later_to sums the twin of token
+    later_from (`NewEntryLayout.later_twin_matrices`, all steps at once).
+  between_to, between_node, between_weight: [E'] int32, int32, float32: token
+    between_to adds between_weight times node between_node's diagonal code
+    (`NewEntryLayout.between_matrices`).
+  """
+  group: np.ndarray
+  rows: np.ndarray
+  cols: np.ndarray
+  present: np.ndarray
+  row_segment: np.ndarray
+  col_segment: np.ndarray
+  diag_segment: np.ndarray
+  num_segments: int
+  twin: np.ndarray
+  later_to: np.ndarray
+  later_from: np.ndarray
+  between_to: np.ndarray
+  between_node: np.ndarray
+  between_weight: np.ndarray
 
 
 def new_entry_layout(node_sets, size: int) -> NewEntryLayout:
