@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_execute.py
 	$(PY) benchmarks/bench_tasks.py
 	$(PY) benchmarks/bench_pnag.py
+	$(PY) benchmarks/bench_pnag_train.py
 	$(PY) benchmarks/bench_nb201_load.py
 
 clean:

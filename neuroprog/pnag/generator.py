@@ -295,7 +295,7 @@ def _attend_within_steps(qkv_BxLx3D, heads: int, steps: StepBuckets) -> jax.Arra
   """Attention restricted to each generation step (`StepBuckets`), from
   the concatenated queries, keys and values [B, L, 3 d]: [B, L, d].
   Steps of similar size are padded to one size and batched, so the cost is
-  a few batched matmuls, not one small attention per step (DARTS has 44
+  a few batched matmuls, not one small attention per step (DARTS has 40
   steps); the tokens move to the padded layout and back by two gathers."""
   b, l, d3 = qkv_BxLx3D.shape
   d = d3 // 3
@@ -421,11 +421,17 @@ class GeneratorModules(nn.Module):
       cond_BxC = jnp.where(drop_B[:, None], null, cond_BxC)
     return self.cond_in(cond_BxC)
 
+  def project_inputs(self, x_BxPxC: jax.Array) -> jax.Array:
+    """The input projection of next-scale inputs [B, P, C_in] -> [B, P, d]
+    (`sample_token` with projected=True takes these)."""
+    return self.in_proj(x_BxPxC)
+
   def _embed(self, t: int, x_BxPxC: Optional[jax.Array], batch: int,
              prev_BxPxC: Optional[jax.Array] = None, first: int = 0,
-             size: Optional[int] = None) -> jax.Array:
+             size: Optional[int] = None, projected: bool = False) -> jax.Array:
     """Inputs of positions first .. first + size - 1 of step t (size None:
-    the whole step) -> [B, size, d]."""
+    the whole step) -> [B, size, d]. projected: x is `project_inputs`'s
+    output already."""
     c = self.cfg
     size = c.counts[t] - first if size is None else size
     if isinstance(first, (int, np.integer)):
@@ -435,7 +441,7 @@ class GeneratorModules(nn.Module):
     if t == 0:
       x = jnp.broadcast_to(self.start, (batch, size, c.width))
     else:
-      x = self.in_proj(x_BxPxC)
+      x = x_BxPxC if projected else self.in_proj(x_BxPxC)
     if c.sequential:
       if prev_BxPxC is None:
         raise ValueError("a sequential generator needs the previous codes (prev).")
@@ -489,7 +495,8 @@ class GeneratorModules(nn.Module):
       new.append(cache)
     return self._head(x, cvec_BxD), new
 
-  def sample_token(self, t: int, p, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches, buffers):
+  def sample_token(self, t: int, p, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches, buffers,
+                   projected: bool = False):
     """Sequential generators: logits [B, 1, K] of token p of step t.
 
     p: int32 scalar (may be traced: the sampler scans over a step's tokens).
@@ -498,10 +505,12 @@ class GeneratorModules(nn.Module):
     codes drawn so far. caches: per block, keys/values of the earlier
     steps it attends to ("causal" attention; (None, None) for none), left
     unchanged; buffers: per block (k, v [B, H, S, dh]) of this step's S
-    tokens (`empty_buffers`), slot p written. Returns (logits, buffers).
+    tokens (`empty_buffers`), slot p written. projected: x is
+    `project_inputs`'s output [B, 1, d] (the sampler projects a whole step's
+    inputs in one matmul before its token loop). Returns (logits, buffers).
     """
     b = cvec_BxD.shape[0]
-    x = self._embed(t, x_Bx1xC, b, prev_Bx1xC, first=p, size=1)
+    x = self._embed(t, x_Bx1xC, b, prev_Bx1xC, first=p, size=1, projected=projected)
     new = []
     for blk, cache, buf in zip(self.blocks, caches, buffers):
       x, buf = blk(x, cvec_BxD, None, cache, (buf[0], buf[1], p))

@@ -98,7 +98,7 @@ def new_entry_teacher_inputs(codes_BxLxC: jax.Array, lay: msq.NewEntryLayout,
   Equal to running `context_add` and `context_inputs` step by step, as the
   sampler does, but as a few segment sums, one cumulative sum over the steps
   and static gathers (`msq.NewEntryLayout.teacher_tables`): the step loop
-  unrolled DARTS's 44 steps into hundreds of small XLA ops, which cost most of
+  unrolled DARTS's 40 steps into hundreds of small XLA ops, which cost most of
   a generator training step and of its compile time. No gradient flows
   through here (the inputs are built from token indices).
   """
@@ -129,9 +129,12 @@ def new_entry_teacher_inputs(codes_BxLxC: jax.Array, lay: msq.NewEntryLayout,
   if later_twins:
     parts.append(jax.ops.segment_sum(twin[tab.later_from], tab.later_to, length))
   if between_types:
-    diag = ctx[tab.group[tab.between_to], tab.between_node, 2]           # [E, B, C]
-    parts.append(jax.ops.segment_sum(diag * tab.between_weight[:, None, None],
-                                     tab.between_to, length))
+    # sums over node ranges as differences of exclusive prefix sums over the
+    # nodes (a [N+1, N] matmul), not a scatter over (token, node) pairs
+    before_N1xN = np.tril(np.ones((n + 1, n), np.float32), -1)
+    prefix = jnp.einsum("mk,gkbc->gmbc", before_N1xN, ctx[:, :, 2])      # [G, N+1, B, C]
+    total = prefix[tab.group, tab.between_high] - prefix[tab.group, tab.between_low]
+    parts.append(total * tab.between_weight[:, None, None])
   return jnp.swapaxes(jnp.concatenate(parts, -1), 0, 1)
 
 
@@ -244,7 +247,7 @@ def through_table(x_BxLxSK: jax.Array, table_KxC: jax.Array) -> jax.Array:
   codebook = eye(K) and then multiplied by a learned table equal the inputs
   computed with that table, and the gradient to the table is this one
   matmul instead of a backward pass through every generation step's context
-  (which took XLA minutes to compile for DARTS's 44 steps)."""
+  (which took XLA minutes to compile for DARTS's 40 steps)."""
   b, l, sk = x_BxLxSK.shape
   k, c = table_KxC.shape
   y = x_BxLxSK.reshape(b, l, sk // k, k) @ table_KxC
@@ -390,7 +393,7 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
         prev, bufs = carry
         p, x_p = inp
         logits, bufs = gen.apply(v, step, p, None if x_p is None else x_p[:, None], prev,
-                                 cvec, earlier, bufs,
+                                 cvec, earlier, bufs, True,
                                  method=gen_lib.GeneratorModules.sample_token)
         idx = draw_tokens(jax.random.fold_in(step_key, p), guide(logits), temperature, top_k)
         last = table[idx]
@@ -400,6 +403,9 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
           last = jnp.concatenate([last, prev[..., c:] + last], -1)
         return (last, bufs), idx[:, 0]
 
+      # the step's input projection in one matmul, not one per token
+      if x is not None:
+        x = gen.apply(v, x, method=gen_lib.GeneratorModules.project_inputs)
       xs = (jnp.arange(count), None if x is None else jnp.swapaxes(x, 0, 1))
       (_, bufs), idx = jax.lax.scan(
           body, (jnp.zeros((b, 1, gen_cfg.prev_dim)), gen_lib.empty_buffers(gen_cfg, b, count)),

@@ -279,17 +279,13 @@ class NewEntryLayout:
         has = local < self.counts[t - 1]
         twin[start:start + len(r)][has] = self.offsets[t - 1] + local[has]
       start += len(r)
-    later_to, later_from, between_to, between_node, between_w = [], [], [], [], []
-    start = 0
+    later_to, later_from, start = [], [], 0
     for g, (_, r, _, _) in enumerate(self.groups):
       p, q = np.nonzero(self.later_twin_matrices[g])
       later_to.append(start + p)
       later_from.append(start + q)
-      p, m = np.nonzero(self.between_matrices[g])
-      between_to.append(start + p)
-      between_node.append(m)
-      between_w.append(self.between_matrices[g][p, m])
       start += len(r)
+    between = np.concatenate(self.between_matrices)                  # [L, N]
     cat = lambda parts, dt: np.concatenate(parts).astype(dt)
     return TeacherTables(
         group=group, rows=rows, cols=cols, present=present,
@@ -297,8 +293,9 @@ class NewEntryLayout:
         col_segment=(group * size + cols).astype(np.int32),
         diag_segment=diag_segment, num_segments=dump + 1, twin=twin,
         later_to=cat(later_to, np.int32), later_from=cat(later_from, np.int32),
-        between_to=cat(between_to, np.int32), between_node=cat(between_node, np.int32),
-        between_weight=cat(between_w, np.float32))
+        between_low=(np.minimum(rows, cols) + 1).astype(np.int32),
+        between_high=np.maximum(rows, cols).astype(np.int32),
+        between_weight=between.max(1).astype(np.float32))
 
   def to_map(self, parts, t: int) -> jax.Array:
     """[B, N, N, C]: the map holding the first L_t tokens of the sequence
@@ -327,9 +324,13 @@ class TeacherTables(NamedTuple):
   twin: int32 [L], the twin's index in the sequence, or L (none).
   later_to, later_from: int32 [E]: token later_to sums the twin of token
     later_from (`NewEntryLayout.later_twin_matrices`, all steps at once).
-  between_to, between_node, between_weight: [E'] int32, int32, float32: token
-    between_to adds between_weight times node between_node's diagonal code
-    (`NewEntryLayout.between_matrices`).
+  between_low, between_high, between_weight: [L] int32, int32, float32: the
+    nodes strictly between a token's endpoints are between_low ..
+    between_high - 1, and their mean diagonal code is between_weight times
+    their sum (1 / their number among the step's scale's nodes, 0 for none;
+    `NewEntryLayout.between_matrices`). Nodes outside that scale have not
+    been drawn yet, so their context is zero and the plain sum over the
+    index range is the sum over the scale's nodes.
   """
   group: np.ndarray
   rows: np.ndarray
@@ -342,8 +343,8 @@ class TeacherTables(NamedTuple):
   twin: np.ndarray
   later_to: np.ndarray
   later_from: np.ndarray
-  between_to: np.ndarray
-  between_node: np.ndarray
+  between_low: np.ndarray
+  between_high: np.ndarray
   between_weight: np.ndarray
 
 

@@ -229,31 +229,27 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
   return ae_lib.AEState(**state["ae"]), secs
 
 
-def token_data(ae_cfg, ae_state, ops_T, adj_T) -> jax.Array:
+def token_data(ae_cfg, ae_params, codebook_KxC, ops_T, adj_T) -> jax.Array:
   """tokens int32 [T, L] of a training set under the final stage-1
-  parameters, tokenized 2,048 at a time. (The generator's teacher inputs are
-  rebuilt per batch from these: stored for a whole MBV3 or DARTS training set
-  on one-node-per-scale schedules they would take gigabytes.)"""
+  parameters and codebook, tokenized 2,048 at a time. (The generator's
+  teacher inputs are rebuilt per batch from these: stored for a whole MBV3
+  or DARTS training set on one-node-per-scale schedules they would take
+  gigabytes.)"""
   ae = model_lib.autoencoder_for(ae_cfg)
-  codebook = ae.codebook_of(ae_state)
   tokenize = jax.jit(lambda p, cb, o, a: model_lib.flat_tokens(ae.tokenize(p, cb, o, a).indices))
-  toks = [tokenize(ae_state.params, codebook, ops_T[lo:lo + 2048], adj_T[lo:lo + 2048])
+  toks = [tokenize(ae_params, codebook_KxC, ops_T[lo:lo + 2048], adj_T[lo:lo + 2048])
           for lo in range(0, len(ops_T), 2048)]   # bounded memory for big training sets
   return jnp.concatenate(toks)
 
 
-def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
-                 stop_at_step=None, *, name: str = "stage2", cond_fn=None):
-  """Trains the generator on the stage-1 token maps; returns (params, seconds).
-
-  cond_fn: None (unconditional: the null condition throughout) or a jittable
-  f(key, idx int32[B]) -> (cond float32[B, cond_dim], drop bool[B]) giving
-  the condition of each sampled training architecture and which rows train
-  the null condition (classifier-free guidance). name: checkpoint folder.
-  """
+def stage2_step(config, ae_cfg, gen_cfg, codebook_KxC, toks_TxL, cond_fn=None):
+  """(initial state, step function) of generator training on token maps
+  toks int32 [T, L] (`token_data`) of the stage-1 codebook float32 [K, C]:
+  state {"params", "opt"}; step(state, step int32[]) -> (state, {"loss",
+  "token_acc"}), jittable, drawing its batch from toks by the step's key.
+  cond_fn: see `train_stage2`."""
   gen = model_lib.generator_for(gen_cfg)
-  toks = token_data(ae_cfg, ae_state, ops_T, adj_T)
-  codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
+  toks, codebook = toks_TxL, codebook_KxC
 
   # Learned token inputs (new-entry tokens only, `build`): the inputs are
   # built with the identity as codebook, outside the gradient, and mapped
@@ -292,8 +288,23 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
     return {"params": optax.apply_updates(carry["params"], up), "opt": os_}, {
         "loss": loss, "token_acc": acc}
 
-  state, secs = _run_stage(name, workdir, config, state, one, total, writer,
-                           stop_at_step)
+  return state, one
+
+
+def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
+                 stop_at_step=None, *, name: str = "stage2", cond_fn=None):
+  """Trains the generator on the stage-1 token maps; returns (params, seconds).
+
+  cond_fn: None (unconditional: the null condition throughout) or a jittable
+  f(key, idx int32[B]) -> (cond float32[B, cond_dim], drop bool[B]) giving
+  the condition of each sampled training architecture and which rows train
+  the null condition (classifier-free guidance). name: checkpoint folder.
+  """
+  codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
+  toks = token_data(ae_cfg, ae_state.params, codebook, ops_T, adj_T)
+  state, one = stage2_step(config, ae_cfg, gen_cfg, codebook, toks, cond_fn)
+  state, secs = _run_stage(name, workdir, config, state, one, _get(config, "gen_steps"),
+                           writer, stop_at_step)
   return state["params"], secs
 
 
