@@ -261,10 +261,11 @@ def step_buckets(counts: Sequence[int], sequential: bool) -> StepBuckets:
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
 def _permute(x_BxNxD, forward, backward):
-  """x[:, forward] with a zero row appended first (index N reads zeros), for
-  an injective `forward` whose inverse is `backward` (position of each row
-  of x in the result; so the gradient is a gather too, not XLA:CPU's slow
-  scatter-add). forward, backward: int32 numpy arrays."""
+  """Rows of x [B, N, D] gathered at `forward` (int32 [M], values 0..N;
+  N reads a zero row): [B, M, D]. `forward` must take each row of x at most
+  once and `backward` (int32 [N], values 0..M) must give each row's place in
+  the result (M where it is not taken), so that the gradient is the same
+  kind of gather, not XLA:CPU's slow scatter-add."""
   b, _, d = x_BxNxD.shape
   return jnp.concatenate([x_BxNxD, jnp.zeros((b, 1, d), x_BxNxD.dtype)], 1)[:, forward]
 
