@@ -18,14 +18,12 @@ parameters of the committed config (the same shapes and cost).
 
 import argparse
 import importlib
-import json
 import os
 import sys
 import time
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -40,11 +38,9 @@ def config_and_stage1(name, workdir):
   """(config, ae_cfg, gen_cfg, ae_params, codebook) of a workdir or of the
   committed config with fresh autoencoder parameters."""
   if workdir:
-    config = ml_collections.ConfigDict(json.load(open(os.path.join(workdir, "config.json"))))
-    if config.get("scales") is not None:
-      config.scales = tuple(config.scales)
     model = train.load(workdir)
-    return config, model.ae_cfg, model.gen_cfg, model.ae_params, model.codebook
+    return (train.load_config(workdir), model.ae_cfg, model.gen_cfg, model.ae_params,
+            model.codebook)
   config = importlib.import_module(f"experiments.configs.pnag_{name}").get_config()
   _, ae_cfg, gen_cfg = train.build(config)
   ae = model_lib.autoencoder_for(ae_cfg)

@@ -179,20 +179,14 @@ class GenConfig:
     return 2 * self.channels if self.running_sum else self.channels
 
 
-def attention_mask(cfg: GenConfig, t: Optional[int] = None) -> Optional[np.ndarray]:
-  """bool mask of teacher-forced attention (query, key), or None for none.
-
-  t None: the whole sequence ("causal" attention); t: step t alone ("scale"
-  attention). Parallel steps see their own step whole (`block_causal_mask`);
-  sequential steps see only the step's earlier tokens and themselves.
-  """
-  if t is None:
-    if cfg.sequential:
-      return np.tril(np.ones((cfg.seq_len, cfg.seq_len), bool))
-    return block_causal_mask(cfg.counts)
+def attention_mask(cfg: GenConfig) -> np.ndarray:
+  """bool [L, L] mask of teacher-forced "causal" attention (query, key):
+  parallel steps see their own step whole and the steps before
+  (`block_causal_mask`); sequential steps see every earlier token and
+  themselves. ("scale" attention is `step_buckets`.)"""
   if cfg.sequential:
-    return np.tril(np.ones((cfg.counts[t], cfg.counts[t]), bool))
-  return None
+    return np.tril(np.ones((cfg.seq_len, cfg.seq_len), bool))
+  return block_causal_mask(cfg.counts)
 
 
 def previous_codes(codes_BxLxC: jax.Array, counts: Sequence[int],
@@ -422,17 +416,11 @@ class GeneratorModules(nn.Module):
       cond_BxC = jnp.where(drop_B[:, None], null, cond_BxC)
     return self.cond_in(cond_BxC)
 
-  def project_inputs(self, x_BxPxC: jax.Array) -> jax.Array:
-    """The input projection of next-scale inputs [B, P, C_in] -> [B, P, d]
-    (`sample_token` with projected=True takes these)."""
-    return self.in_proj(x_BxPxC)
-
   def _embed(self, t: int, x_BxPxC: Optional[jax.Array], batch: int,
              prev_BxPxC: Optional[jax.Array] = None, first: int = 0,
-             size: Optional[int] = None, projected: bool = False) -> jax.Array:
+             size: Optional[int] = None) -> jax.Array:
     """Inputs of positions first .. first + size - 1 of step t (size None:
-    the whole step) -> [B, size, d]. projected: x is `project_inputs`'s
-    output already."""
+    the whole step) -> [B, size, d]."""
     c = self.cfg
     size = c.counts[t] - first if size is None else size
     if isinstance(first, (int, np.integer)):
@@ -442,7 +430,7 @@ class GeneratorModules(nn.Module):
     if t == 0:
       x = jnp.broadcast_to(self.start, (batch, size, c.width))
     else:
-      x = x_BxPxC if projected else self.in_proj(x_BxPxC)
+      x = self.in_proj(x_BxPxC)
     if c.sequential:
       if prev_BxPxC is None:
         raise ValueError("a sequential generator needs the previous codes (prev).")
@@ -496,8 +484,7 @@ class GeneratorModules(nn.Module):
       new.append(cache)
     return self._head(x, cvec_BxD), new
 
-  def sample_token(self, t: int, p, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches, buffers,
-                   projected: bool = False):
+  def sample_token(self, t: int, p, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches, buffers):
     """Sequential generators: logits [B, 1, K] of token p of step t.
 
     p: int32 scalar (may be traced: the sampler scans over a step's tokens).
@@ -506,12 +493,10 @@ class GeneratorModules(nn.Module):
     codes drawn so far. caches: per block, keys/values of the earlier
     steps it attends to ("causal" attention; (None, None) for none), left
     unchanged; buffers: per block (k, v [B, H, S, dh]) of this step's S
-    tokens (`empty_buffers`), slot p written. projected: x is
-    `project_inputs`'s output [B, 1, d] (the sampler projects a whole step's
-    inputs in one matmul before its token loop). Returns (logits, buffers).
+    tokens (`empty_buffers`), slot p written. Returns (logits, buffers).
     """
     b = cvec_BxD.shape[0]
-    x = self._embed(t, x_Bx1xC, b, prev_Bx1xC, first=p, size=1, projected=projected)
+    x = self._embed(t, x_Bx1xC, b, prev_Bx1xC, first=p, size=1)
     new = []
     for blk, cache, buf in zip(self.blocks, caches, buffers):
       x, buf = blk(x, cvec_BxD, None, cache, (buf[0], buf[1], p))

@@ -393,7 +393,7 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
         prev, bufs = carry
         p, x_p = inp
         logits, bufs = gen.apply(v, step, p, None if x_p is None else x_p[:, None], prev,
-                                 cvec, earlier, bufs, True,
+                                 cvec, earlier, bufs,
                                  method=gen_lib.GeneratorModules.sample_token)
         idx = draw_tokens(jax.random.fold_in(step_key, p), guide(logits), temperature, top_k)
         last = table[idx]
@@ -403,9 +403,6 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
           last = jnp.concatenate([last, prev[..., c:] + last], -1)
         return (last, bufs), idx[:, 0]
 
-      # the step's input projection in one matmul, not one per token
-      if x is not None:
-        x = gen.apply(v, x, method=gen_lib.GeneratorModules.project_inputs)
       xs = (jnp.arange(count), None if x is None else jnp.swapaxes(x, 0, 1))
       (_, bufs), idx = jax.lax.scan(
           body, (jnp.zeros((b, 1, gen_cfg.prev_dim)), gen_lib.empty_buffers(gen_cfg, b, count)),

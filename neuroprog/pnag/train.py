@@ -446,12 +446,9 @@ def write_samples(workdir: str, out: dict) -> None:
     f.write("\n".join(out["samples"]) + "\n")
 
 
-def load(workdir: str) -> model_lib.PNAG:
-  """The trained PNAG of a workdir written by `train_and_evaluate`.
-
-  Raises ValueError when the workdir has no config.json or lacks a finished
-  stage.
-  """
+def load_config(workdir: str) -> ml_collections.ConfigDict:
+  """The config a PNAG workdir was written with (its config.json, lists that
+  were tuples made tuples again). ValueError when there is none."""
   cfg_path = os.path.join(workdir, "config.json")
   if not os.path.exists(cfg_path):
     raise ValueError(f"{workdir} is not a PNAG workdir (no config.json).")
@@ -461,6 +458,16 @@ def load(workdir: str) -> model_lib.PNAG:
   for k in ("scales",):
     if config.get(k) is not None:
       config[k] = tuple(config[k])
+  return config
+
+
+def load(workdir: str) -> model_lib.PNAG:
+  """The trained PNAG of a workdir written by `train_and_evaluate`.
+
+  Raises ValueError when the workdir has no config.json or lacks a finished
+  stage.
+  """
+  config = load_config(workdir)
   space, ae_cfg, gen_cfg = build(config)
   ae = model_lib.autoencoder_for(ae_cfg)
   gen = model_lib.generator_for(gen_cfg)
