@@ -197,16 +197,18 @@ def test_sequential_steps_are_causal_within_a_step_and_match_token_sampling(atte
   # the token-by-token path (caches) gives the teacher-forced logits
   cvec = gen.apply(v, None, 3, method=gen_lib.GeneratorModules.condition)
   caches = gen_lib.empty_caches(cfg, 3)
-  token = jax.jit(lambda t, *a: gen.apply(v, t, *a, method=gen_lib.GeneratorModules.sample_token),
-                  static_argnums=0)   # one compile per step; the token index is traced
+  token = jax.jit(lambda *a: gen.apply(v, *a, method=gen_lib.GeneratorModules.sample_token))
+  embed = jax.jit(lambda t, x: gen.apply(v, t, x, 3, method=gen_lib.GeneratorModules.step_inputs),
+                  static_argnums=0)
   for t, count in enumerate(cfg.counts):
     if attention == "scale":
       caches = gen_lib.empty_caches(cfg, 3)
     bufs = gen_lib.empty_buffers(cfg, 3, count)
+    e = embed(t, None if t == 0 else x[:, off[t]:off[t] + count])
     for q in range(count):
       pos = off[t] + q
-      xt = None if t == 0 else x[:, pos:pos + 1]
-      logits, bufs = token(t, jnp.int32(q), xt, prev[:, pos:pos + 1], cvec, caches, bufs)
+      logits, bufs = token(jnp.int32(q), e[:, q:q + 1], prev[:, pos:pos + 1], cvec, caches,
+                           bufs)
       np.testing.assert_allclose(logits[:, 0], base[:, pos], atol=1e-4)
     caches = gen_lib.extend_caches(caches, bufs)
   with pytest.raises(ValueError, match="needs the previous codes"):

@@ -412,7 +412,9 @@ def test_teacher_inputs_at_once_equal_the_samplers_step_by_step_context(name):
   """`model.new_entry_teacher_inputs` (all steps at once, for training) gives
   every token what the sampler builds for it one generation step after
   another with `context_add` and `context_inputs`, with both options on, on
-  each space's own scale schedule."""
+  each space's own scale schedule; and `projected_context_inputs` (the
+  sampler's project-then-gather form) equals that context times a
+  projection kernel, for every combination of the options."""
   from neuroprog.pnag import model as model_lib
   sp = spaces.get(name)
   sets = tuple(sp.sub_nodes(n) for n in sp.default_schedule())
@@ -430,3 +432,15 @@ def test_teacher_inputs_at_once_equal_the_samplers_step_by_step_context(name):
     step = np.asarray(model_lib.context_inputs(ctx, lay, g, prev, True, True))
     np.testing.assert_allclose(at_once[:, bounds[g]:bounds[g + 1]], step, rtol=1e-5, atol=1e-5,
                                err_msg=f"{name} step {g}")
+    if g not in (1, 2, 3, len(lay.groups) // 2, len(lay.groups) - 1):
+      continue   # the projected form on a few steps of each kind keeps the test short
+    for later, between in ((True, True), (False, False), (True, False), (False, True)):
+      width = model_lib.input_dim(c, True, later, between)
+      kernel = jax.random.normal(jax.random.key(g), (width, 5))
+      full = model_lib.context_inputs(ctx, lay, g, prev, later, between) @ kernel
+      np.testing.assert_allclose(
+          model_lib.projected_context_inputs(ctx, lay, g, prev, kernel, later, between), full,
+          rtol=1e-4, atol=1e-4, err_msg=f"{name} step {g} options {later, between}")
+  with pytest.raises(ValueError, match="kernel has 44 input rows; the context of these "
+                                       "options is 48 wide"):
+    model_lib.projected_context_inputs(ctx, lay, 1, None, jnp.zeros((44, 5)), True, True)

@@ -314,6 +314,41 @@ def _attend_within_steps(qkv_BxLx3D, heads: int, steps: StepBuckets) -> jax.Arra
   return _permute(jnp.concatenate(outs, 1), steps.slot, steps.source)   # [B, L, d]
 
 
+def _attend_buffer(qkv_Bx1x3D: jax.Array, heads: int, cache, buffer):
+  """One query per row against its step's key/value buffer: ([B, 1, D], buffer).
+
+  qkv: float32 [B, 1, 3D] (D = heads x dh). cache: (k, v [H, P, dh, B]) of
+  the earlier steps the query also attends to, or (None, None) / None;
+  buffer: (k, v [H, S, dh, B], slot int32 scalar). Writes this position's
+  key and value at `slot`, attends to the cache and to slots <= slot, and
+  returns (y [B, 1, D], (k, v) the updated buffer).
+
+  Batch-last layout and element-wise products: a token's attention is B tiny
+  [1, dh] x [dh, S] products, which XLA:CPU runs as a batched matmul several
+  times slower than multiply-and-sum over arrays whose last axis is the batch
+  (BUILD_NOTES.md, "PNAG: a faster sequential sampler"); the buffer update
+  writes one contiguous [dh, B] slice per head.
+  """
+  b, _, three_d = qkv_Bx1x3D.shape
+  d = three_d // 3
+  dh = d // heads
+  q, k, v = (a.T.reshape(heads, dh, b) for a in jnp.split(qkv_Bx1x3D[:, 0], 3, -1))
+  kbuf, vbuf, slot = buffer
+  kbuf = jax.lax.dynamic_update_slice_in_dim(kbuf, k[:, None], slot, 1)
+  vbuf = jax.lax.dynamic_update_slice_in_dim(vbuf, v[:, None], slot, 1)
+  keys, values = kbuf, vbuf
+  seen = jnp.arange(kbuf.shape[1]) <= slot                     # [S]
+  if cache is not None and cache[0] is not None:
+    seen = jnp.concatenate([jnp.ones((cache[0].shape[1],), bool), seen])
+    keys = jnp.concatenate([cache[0], keys], 1)
+    values = jnp.concatenate([cache[1], values], 1)
+  score = (q[:, None] * keys).sum(2) / np.sqrt(dh)              # [H, P + S, B]
+  score = jnp.where(seen[None, :, None], score, -1e9)
+  weight = jnp.exp(score - score.max(1, keepdims=True))
+  y = (weight[:, :, None] * values).sum(1) / weight.sum(1)[:, None]   # [H, dh, B]
+  return y.reshape(d, b).T[:, None], (kbuf, vbuf)
+
+
 class Block(nn.Module):
   width: int
   heads: int
@@ -326,10 +361,11 @@ class Block(nn.Module):
     positions, or (None, None)) the queries attend to those and to themselves,
     and the returned cache holds all P + L positions.
 
-    buffer (k, v [B, H, S, dh], p int32 scalar, may be traced): one query
+    buffer (k, v [H, S, dh, B], p int32 scalar, may be traced): one query
     (L = 1) at slot p of a fixed-size buffer of its step's S tokens; its key
-    and value are written at p, it attends to the cache and to slots <= p,
-    and (x, (k, v)) comes back with the updated buffer (`sample_token`).
+    and value are written at p, it attends to the cache (here k, v
+    [H, P, dh, B] or (None, None)) and to slots <= p, and (x, (k, v)) comes
+    back with the updated buffer (`_attend_buffer`, `sample_token`).
 
     steps (`StepBuckets`): each query attends only within its own generation
     step, all steps at once (teacher forcing with attention="scale")."""
@@ -344,23 +380,15 @@ class Block(nn.Module):
     if steps is not None:
       y = _attend_within_steps(qkv, h, steps)
       return self._finish(x_BxLxD, y, sh2, sc2, g1, g2), cache
+    if buffer is not None:
+      y, cache = _attend_buffer(qkv, h, cache, buffer)
+      return self._finish(x_BxLxD, y, sh2, sc2, g1, g2), cache
     if h == 1:   # [B, 1, L, dh] is a reshape: no transposes to pay for
       q, k, v = (a[:, None] for a in jnp.split(qkv, 3, -1))
     else:
       qkv = qkv.reshape(b, l, 3, h, dh).transpose(2, 0, 3, 1, 4)
       q, k, v = qkv[0], qkv[1], qkv[2]                    # [B, H, L, dh]
-    if buffer is not None:
-      kbuf, vbuf, slot = buffer
-      kbuf = jax.lax.dynamic_update_slice_in_dim(kbuf, k, slot, 2)
-      vbuf = jax.lax.dynamic_update_slice_in_dim(vbuf, v, slot, 2)
-      mask_LxL = (jnp.arange(kbuf.shape[2]) <= slot)[None, :]
-      k, v = kbuf, vbuf
-      if cache is not None and cache[0] is not None:
-        mask_LxL = jnp.concatenate([jnp.ones((1, cache[0].shape[2]), bool), mask_LxL], 1)
-        k = jnp.concatenate([cache[0], k], 2)
-        v = jnp.concatenate([cache[1], v], 2)
-      cache = (kbuf, vbuf)
-    elif cache is not None:
+    if cache is not None:
       if cache[0] is not None:     # keys/values of the earlier scales
         k = jnp.concatenate([cache[0], k], 2)
         v = jnp.concatenate([cache[1], v], 2)
@@ -416,25 +444,25 @@ class GeneratorModules(nn.Module):
       cond_BxC = jnp.where(drop_B[:, None], null, cond_BxC)
     return self.cond_in(cond_BxC)
 
-  def _embed(self, t: int, x_BxPxC: Optional[jax.Array], batch: int,
-             prev_BxPxC: Optional[jax.Array] = None, first: int = 0,
-             size: Optional[int] = None) -> jax.Array:
-    """Inputs of positions first .. first + size - 1 of step t (size None:
-    the whole step) -> [B, size, d]."""
+  def step_inputs(self, t: int, x_BxPxC: Optional[jax.Array], batch: int,
+                  projected: bool = False) -> jax.Array:
+    """float32 [B, P, d]: what the P = counts[t] positions of step t read,
+    before a sequential generator adds the previous code's term
+    (`sample_token`): the start vector (t = 0) or in_proj(x), plus the
+    position and step embeddings.
+
+    x: float32 [B, P, C_in] the step's next-scale inputs (None for t = 0);
+    with projected=True, x is in_proj(x) already, [B, P, d] (the sampler
+    projects before gathering: `model.projected_context_inputs`)."""
     c = self.cfg
-    size = c.counts[t] - first if size is None else size
-    if isinstance(first, (int, np.integer)):
-      pos = self.pos[c.offsets[t] + first:c.offsets[t] + first + size]
-    else:   # a traced position (`sample_token` under scan)
-      pos = jax.lax.dynamic_slice_in_dim(self.pos, c.offsets[t] + first, size)
+    size = c.counts[t]
+    pos = self.pos[c.offsets[t]:c.offsets[t] + size]
     if t == 0:
       x = jnp.broadcast_to(self.start, (batch, size, c.width))
-    else:
+    elif not projected:
       x = self.in_proj(x_BxPxC)
-    if c.sequential:
-      if prev_BxPxC is None:
-        raise ValueError("a sequential generator needs the previous codes (prev).")
-      x = x + self.prev_proj(prev_BxPxC)
+    else:
+      x = x_BxPxC
     return x + pos + self.level[t]
 
   def _head(self, x, c_BxD):
@@ -474,7 +502,7 @@ class GeneratorModules(nn.Module):
     """Logits [B, n_t^2, K] of scale t given the caches of scales < t (with
     attention="scale" nothing is cached: the caches come back unchanged)."""
     b = cvec_BxD.shape[0]
-    x = self._embed(t, x_BxPxC, b)
+    x = self.step_inputs(t, x_BxPxC, b)
     new = []
     for blk, cache in zip(self.blocks, caches):
       if self.cfg.attention == "scale":
@@ -484,19 +512,22 @@ class GeneratorModules(nn.Module):
       new.append(cache)
     return self._head(x, cvec_BxD), new
 
-  def sample_token(self, t: int, p, x_Bx1xC, prev_Bx1xC, cvec_BxD, caches, buffers):
-    """Sequential generators: logits [B, 1, K] of token p of step t.
+  def sample_token(self, p, e_Bx1xD, prev_Bx1xC, cvec_BxD, caches, buffers):
+    """Sequential generators: logits [B, 1, K] of token p of its step.
 
-    p: int32 scalar (may be traced: the sampler scans over a step's tokens).
-    x: the token's next-scale input (None for t = 0); prev: the code drawn at
-    p - 1 (zeros for p = 0), and with `running_sum` the sum of the step's
-    codes drawn so far. caches: per block, keys/values of the earlier
-    steps it attends to ("causal" attention; (None, None) for none), left
-    unchanged; buffers: per block (k, v [B, H, S, dh]) of this step's S
-    tokens (`empty_buffers`), slot p written. Returns (logits, buffers).
+    p: int32 scalar, the token's slot in its step (may be traced: the
+    sampler scans over a step's tokens). e: float32 [B, 1, d], its row of
+    `step_inputs`; prev: the code drawn at p - 1 (zeros for p = 0), and with
+    `running_sum` the sum of the step's codes drawn so far. caches: per
+    block, keys/values of the earlier steps it attends to ("causal"
+    attention: k, v [H, P, dh, B] from `extend_caches`; (None, None) for
+    none), left unchanged; buffers: per block (k, v [H, S, dh, B]) of this
+    step's S tokens (`empty_buffers`), slot p written. Returns (logits,
+    buffers).
     """
-    b = cvec_BxD.shape[0]
-    x = self._embed(t, x_Bx1xC, b, prev_Bx1xC, first=p, size=1)
+    if prev_Bx1xC is None:
+      raise ValueError("a sequential generator needs the previous codes (prev).")
+    x = e_Bx1xD + self.prev_proj(prev_Bx1xC)
     new = []
     for blk, cache, buf in zip(self.blocks, caches, buffers):
       x, buf = blk(x, cvec_BxD, None, cache, (buf[0], buf[1], p))
@@ -513,14 +544,15 @@ def init_params(cfg: GenConfig, key: jax.Array):
 
 def empty_buffers(cfg: GenConfig, batch: int, size: int):
   """Zero key/value buffers for `sample_token`, one (k, v) float32
-  [B, H, size, dh] per block."""
-  shape = (batch, cfg.heads, size, cfg.width // cfg.heads)
+  [H, size, dh, B] per block (batch last: `_attend_buffer`)."""
+  shape = (cfg.heads, size, cfg.width // cfg.heads, batch)
   return [(jnp.zeros(shape), jnp.zeros(shape)) for _ in range(cfg.depth)]
 
 
 def extend_caches(caches, buffers):
-  """The caches of the earlier steps followed by a finished step's buffers."""
-  return [(k, v) if c is None else (jnp.concatenate([c, k], 2), jnp.concatenate([cv, v], 2))
+  """The caches of the earlier steps followed by a finished step's buffers
+  (sequential sampling: k, v [H, P, dh, B], positions on axis 1)."""
+  return [(k, v) if c is None else (jnp.concatenate([c, k], 1), jnp.concatenate([cv, v], 1))
           for (c, cv), (k, v) in zip(caches, buffers)]
 
 

@@ -210,6 +210,47 @@ def context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
   return jnp.concatenate(parts, -1)
 
 
+def projected_context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g: int,
+                             prev_scale_BxPxC: Optional[jax.Array], kernel_CinxD: jax.Array,
+                             later_twins: bool = False,
+                             between_types: bool = False) -> jax.Array:
+  """float32 [B, G_g, D]: `context_inputs(...) @ kernel`, the sampler's form.
+
+  Same arguments as `context_inputs`, plus the generator's input projection
+  kernel [C_in, D] (C_in = `input_dim`). Every part of the context is linear
+  in what it gathers, so each part is projected to D first (per node, per
+  previous-scale token) and the projections are gathered and summed: the
+  gathers and the concatenation then move D floats per token instead of
+  C_in (10-12 C), which cost the sequential sampler more than its tokens'
+  arithmetic.
+  """
+  b, _, n, c = ctx_Bx3xNxC.shape
+  t, rows, cols, present = lay.groups[g]
+  widths = [3 * c, 3 * c, 3 * c, c] + [c] * (int(later_twins) + int(between_types))
+  if sum(widths) != kernel_CinxD.shape[0]:
+    raise ValueError(f"kernel has {kernel_CinxD.shape[0]} input rows; the context of "
+                     f"these options is {sum(widths)} wide.")
+  k_rows, k_cols, k_whole, k_twin, *k_more = jnp.split(kernel_CinxD,
+                                                       np.cumsum(widths)[:-1], 0)
+  scale = jnp.asarray([1.0 / present, 1.0 / present, 1.0])[:, None, None]
+  node = (ctx_Bx3xNxC * scale).transpose(0, 2, 1, 3).reshape(b, n, 3 * c)
+  out = (node @ k_rows)[:, rows] + (node @ k_cols)[:, cols]
+  out = out + (node.sum(1) / present @ k_whole)[:, None]
+  if prev_scale_BxPxC is not None:   # else every twin is the zero slot
+    prev_twin = jnp.concatenate([prev_scale_BxPxC @ k_twin,
+                                 jnp.zeros((b, 1, k_twin.shape[1]), out.dtype)], 1)
+    out = out + prev_twin[:, lay.twins[g]]
+    if later_twins:
+      prev_later = jnp.concatenate([prev_scale_BxPxC @ k_more[0],
+                                    jnp.zeros((b, 1, k_twin.shape[1]), out.dtype)], 1)
+      out = out + jnp.einsum("pq,bqd->bpd", jnp.asarray(lay.later_twin_matrices[g]),
+                             prev_later[:, lay.twins[g]])
+  if between_types:
+    out = out + jnp.einsum("pm,bmd->bpd", jnp.asarray(lay.between_matrices[g]),
+                           ctx_Bx3xNxC[:, 2] @ k_more[-1])
+  return out
+
+
 def flat_tokens(indices) -> jax.Array:
   """int32 [B, L]: the token maps of all scales, coarse to fine, row-major."""
   return jnp.concatenate([i.reshape(i.shape[0], -1) for i in indices], 1)
@@ -297,12 +338,15 @@ DECODES = ("valid", "argmax")
 _MAX_EXPONENT = 80.0
 
 
-def draw_tokens(key: jax.Array, logits: jax.Array, temperature: float = 1.0,
-                top_k: int = 0) -> jax.Array:
+def draw_tokens(key: Optional[jax.Array], logits: jax.Array, temperature: float = 1.0,
+                top_k: int = 0, uniform: Optional[jax.Array] = None) -> jax.Array:
   """One code index per row from softmax(logits / temperature): int32 [...].
 
   logits: float32 [..., K]. top_k > 0 keeps the k largest logits of each row.
-  Works under `jit`; deterministic in `key`.
+  uniform: float32 [..., 1] in [0, 1), the draws to use instead of drawing
+  them from `key` (the sequential sampler draws a whole step's at once:
+  random bits per token cost more than the token's arithmetic). Works
+  under `jit`; deterministic in `key` (or `uniform`).
 
   Inverse-CDF sampling with one uniform per row (`jax.random.categorical`
   draws K Gumbels per row, so random bits would dominate the sampler on CPU).
@@ -332,7 +376,9 @@ def draw_tokens(key: jax.Array, logits: jax.Array, temperature: float = 1.0,
     cdf = jax.lax.cond(
         fast_ok, lambda: cdf,
         lambda: jnp.exp(z - jnp.max(z, -1, keepdims=True)) @ upper)
-  u = jax.random.uniform(key, logits.shape[:-1] + (1,)) * cdf[..., -1:]
+  if uniform is None:
+    uniform = jax.random.uniform(key, logits.shape[:-1] + (1,))
+  u = uniform * cdf[..., -1:]
   below = (cdf < u).astype(jnp.float32) @ jnp.ones((k,), jnp.float32)
   return jnp.minimum(below, k - 1).astype(jnp.int32)
 
@@ -374,28 +420,30 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
     def draw(step, x):   # the generator's logits for one step, then one code per token
       nonlocal caches
       if gen_cfg.sequential:
-        return draw_sequential(step, x)
+        return draw_sequential(step, x, projected=new)
       logits, caches = gen.apply(v, step, x, cvec, caches,
                                  method=gen_lib.GeneratorModules.sample_scale)
       return draw_tokens(jax.random.fold_in(key, step), guide(logits), temperature, top_k)
 
-    def draw_sequential(step, x):
+    def draw_sequential(step, x, projected=False):
       # One token at a time, each reading the last code, as a scan over the
       # step's tokens with fixed-size key/value buffers: one traced body per
-      # step, so compile time does not grow with the number of tokens.
+      # step, so compile time does not grow with the number of tokens. The
+      # step's inputs are embedded and its uniforms drawn before the scan,
+      # so the body holds only what depends on the previous token.
       nonlocal caches
       count = gen_cfg.counts[step]
       earlier = (gen_lib.empty_caches(gen_cfg, b) if gen_cfg.attention == "scale"
                  else caches)   # "scale": a step attends only to itself
-      step_key = jax.random.fold_in(key, step)
+      e = gen.apply(v, step, x, b, projected, method=gen_lib.GeneratorModules.step_inputs)
+      uniforms = jax.random.uniform(jax.random.fold_in(key, step), (count, n, 1))
 
       def body(carry, inp):
         prev, bufs = carry
-        p, x_p = inp
-        logits, bufs = gen.apply(v, step, p, None if x_p is None else x_p[:, None], prev,
-                                 cvec, earlier, bufs,
+        p, e_p, u_p = inp
+        logits, bufs = gen.apply(v, p, e_p[:, None], prev, cvec, earlier, bufs,
                                  method=gen_lib.GeneratorModules.sample_token)
-        idx = draw_tokens(jax.random.fold_in(step_key, p), guide(logits), temperature, top_k)
+        idx = draw_tokens(None, guide(logits), temperature, top_k, uniform=u_p[:, None])
         last = table[idx]
         if guided:
           last = jnp.concatenate([last, last])
@@ -403,10 +451,9 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
           last = jnp.concatenate([last, prev[..., c:] + last], -1)
         return (last, bufs), idx[:, 0]
 
-      xs = (jnp.arange(count), None if x is None else jnp.swapaxes(x, 0, 1))
       (_, bufs), idx = jax.lax.scan(
           body, (jnp.zeros((b, 1, gen_cfg.prev_dim)), gen_lib.empty_buffers(gen_cfg, b, count)),
-          xs)
+          (jnp.arange(count), jnp.swapaxes(e, 0, 1), uniforms))
       if gen_cfg.attention != "scale":
         caches = gen_lib.extend_caches(earlier, bufs)
       return idx.T
@@ -423,7 +470,13 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       for g, (t, _, _, _) in enumerate(lay.groups):
         if g > 0:
           prev = None if t == 0 else jnp.concatenate(scale_codes[t - 1], 1)
-          x = context_inputs(ctx, lay, g, prev, gen_cfg.later_twins, gen_cfg.between_types)
+          if gen_cfg.sequential:   # in_proj applied before the gathers
+            proj = gen_params["in_proj"]
+            x = projected_context_inputs(ctx, lay, g, prev, proj["kernel"],
+                                         gen_cfg.later_twins,
+                                         gen_cfg.between_types) + proj["bias"]
+          else:
+            x = context_inputs(ctx, lay, g, prev, gen_cfg.later_twins, gen_cfg.between_types)
           if guided:
             x = jnp.concatenate([x, x])
         idx = draw(g, x)
