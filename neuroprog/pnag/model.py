@@ -436,7 +436,12 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       earlier = (gen_lib.empty_caches(gen_cfg, b) if gen_cfg.attention == "scale"
                  else caches)   # "scale": a step attends only to itself
       e = gen.apply(v, step, x, b, projected, method=gen_lib.GeneratorModules.step_inputs)
-      uniforms = jax.random.uniform(jax.random.fold_in(key, step), (count, n, 1))
+      # token p's uniforms from fold_in(step key, p), as drawn one token at a
+      # time before, so a key gives the same samples; all at once, outside
+      # the scan (random bits per token cost more than the token's arithmetic)
+      step_key = jax.random.fold_in(key, step)
+      uniforms = jax.vmap(lambda p: jax.random.uniform(jax.random.fold_in(step_key, p),
+                                                       (n, 1)))(jnp.arange(count))
 
       def body(carry, inp):
         prev, bufs = carry
