@@ -133,19 +133,20 @@ def test_the_encoder_trains_through_execute_and_labels_are_never_read(wrapped_ml
   assert isinstance(model, intents.ExampleIntentModel) and model.shots == 2
   assert isinstance(model.learner, meta.Hypernetwork) and model.learner.intent_dim == 8
   assert model.num_params() == model.encoder_params() + model.learner.num_params()
-  loss_fn = jax.jit(step_lib.make_loss_fn(model, task, 4))   # eager op-by-op is minutes
+  loss_fn = step_lib.make_loss_fn(model, task, 4)
   ip = jnp.asarray(task.intent_params(task.train_intents[:4]))
   feats = jnp.asarray(task.features(task.train_intents[:4]))
   key = jax.random.key(1)
-  (loss, _), grads = jax.jit(jax.value_and_grad(loss_fn, has_aux=True))(params, key, feats, ip)
+  loss_and_grad = jax.jit(jax.value_and_grad(loss_fn, has_aux=True))   # one compile for both uses
+  (loss, _), grads = loss_and_grad(params, key, feats, ip)
   # The loss reaches the encoder's first layer through θ and execute.
   assert float(jnp.abs(grads["encoder"]["token"]["embedding"]).max()) > 0
   # Family and parameter are never an input: other label features, same loss.
   garbage = jax.random.normal(jax.random.key(2), feats.shape)
-  np.testing.assert_allclose(loss_fn(params, key, garbage, ip)[0], loss, rtol=1e-6)
+  np.testing.assert_allclose(loss_and_grad(params, key, garbage, ip)[0][0], loss, rtol=1e-6)
   # θ depends on the support pairs: two draws of the same intents differ.
-  draw = lambda k: step_lib.draw(model, task, k, feats, ip, 0)[0]
-  t1, t2 = (model.apply(params, draw(jax.random.key(k))) for k in (3, 4))
+  theta = jax.jit(lambda k: model.apply(params, step_lib.draw(model, task, k, feats, ip, 0)[0]))
+  t1, t2 = (theta(jax.random.key(k)) for k in (3, 4))
   assert t1.shape == (4, model.learner.head.tensor_of_slot.size)
   assert float(jnp.abs(t1 - t2).max()) > 1e-4
 
@@ -257,16 +258,17 @@ def test_in_context_direct_model_reads_pairs_in_any_order():
   s = _random_support(jax.random.key(7), b=2, k=3, present=2)
   params = model.init(jax.random.key(0), s)
   q = _random_support(jax.random.key(8), b=2, k=4).x                # 4 query grids per intent
-  out = model.apply(params, s, q)
+  apply = jax.jit(model.apply)   # one program for the five forward passes
+  out = apply(params, s, q)
   assert out.shape == (2, 4, L, 11) and model.num_params() > 0
   perm = np.array([1, 0, 2])
   swapped = intents.SupportSet(s.x[:, perm], s.y[:, perm], s.mask[:, perm])
-  np.testing.assert_allclose(model.apply(params, swapped, q), out, atol=1e-4)
+  np.testing.assert_allclose(apply(params, swapped, q), out, atol=1e-4)
   junk = _random_support(jax.random.key(9), b=2, k=3)
   filled = intents.SupportSet(jnp.where(s.mask[..., None], s.x, junk.x),
                               jnp.where(s.mask[..., None], s.y, junk.y), s.mask)
-  np.testing.assert_allclose(model.apply(params, filled, q), out, atol=1e-4)
-  other = model.apply(params, _random_support(jax.random.key(10), b=2, k=3), q)
+  np.testing.assert_allclose(apply(params, filled, q), out, atol=1e-4)
+  other = apply(params, _random_support(jax.random.key(10), b=2, k=3), q)
   assert float(jnp.abs(other - out).max()) > 1e-3    # the pairs are read
   loss_fn = step_lib.make_loss_fn(model, task, 2)
   ip = jnp.asarray(task.intent_params(task.train_intents[:2]))

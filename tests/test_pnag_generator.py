@@ -280,8 +280,10 @@ def test_step_buckets_attention_equals_one_attention_per_step_with_its_gradient(
       lo += p
     return jnp.concatenate(out, 1)
 
+  # jitted: op-by-op, the gradients compile hundreds of small programs (27 s)
   batched = lambda x: gen_lib._attend_within_steps(x, h, steps)
-  np.testing.assert_allclose(batched(qkv), per_step(qkv), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(jax.jit(batched)(qkv), jax.jit(per_step)(qkv), rtol=1e-5,
+                             atol=1e-6)
   w = jax.random.normal(jax.random.key(1), (b, sum(counts), h * dh))
-  grad = lambda f: jax.grad(lambda x: jnp.sum(f(x) * w))(qkv)
+  grad = lambda f: jax.jit(jax.grad(lambda x: jnp.sum(f(x) * w)))(qkv)
   np.testing.assert_allclose(grad(batched), grad(per_step), rtol=1e-4, atol=1e-5)

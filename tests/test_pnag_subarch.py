@@ -421,26 +421,38 @@ def test_teacher_inputs_at_once_equal_the_samplers_step_by_step_context(name):
   lay = msq.new_entry_layout(sets, sp.num_nodes)
   b, c = 3, 4
   codes = np.asarray(jax.random.normal(jax.random.key(5), (b, sum(lay.counts), c)))
-  at_once = np.asarray(model_lib.new_entry_teacher_inputs(jnp.asarray(codes), lay, True, True))
+  at_once = np.asarray(jax.jit(lambda x: model_lib.new_entry_teacher_inputs(x, lay, True, True))(
+      jnp.asarray(codes)))
   bounds = np.cumsum((0,) + lay.group_counts)
-  ctx = model_lib.context_start(b, sp.num_nodes, c)
   np.testing.assert_array_equal(at_once[:, :bounds[1]], 0.0)
+  # the projected form on a few steps of each kind, every option combination
+  checked = (1, 2, 3, len(lay.groups) // 2, len(lay.groups) - 1)
+  options = ((True, True), (False, False), (True, False), (False, True))
+  kernels = {(g, o): jax.random.normal(jax.random.key(g), (model_lib.input_dim(c, True, *o), 5))
+             for g in checked for o in options}
+
+  @jax.jit   # one program for the whole loop: op by op it compiles hundreds
+  def step_by_step(codes):
+    ctx, steps, projected = model_lib.context_start(b, sp.num_nodes, c), [], {}
+    for g in range(1, len(lay.groups)):
+      ctx = model_lib.context_add(ctx, codes[:, bounds[g - 1]:bounds[g]], lay, g - 1)
+      t = lay.groups[g][0]
+      prev = None if t == 0 else codes[:, lay.offsets[t - 1]:lay.offsets[t]]
+      steps.append(model_lib.context_inputs(ctx, lay, g, prev, True, True))
+      for o in options if g in checked else ():
+        projected[g, o] = (
+            model_lib.projected_context_inputs(ctx, lay, g, prev, kernels[g, o], *o),
+            model_lib.context_inputs(ctx, lay, g, prev, *o) @ kernels[g, o])
+    return steps, projected, ctx
+
+  steps, projected, ctx = step_by_step(jnp.asarray(codes))
   for g in range(1, len(lay.groups)):
-    ctx = model_lib.context_add(ctx, jnp.asarray(codes[:, bounds[g - 1]:bounds[g]]), lay, g - 1)
-    t = lay.groups[g][0]
-    prev = None if t == 0 else jnp.asarray(codes[:, lay.offsets[t - 1]:lay.offsets[t]])
-    step = np.asarray(model_lib.context_inputs(ctx, lay, g, prev, True, True))
-    np.testing.assert_allclose(at_once[:, bounds[g]:bounds[g + 1]], step, rtol=1e-5, atol=1e-5,
-                               err_msg=f"{name} step {g}")
-    if g not in (1, 2, 3, len(lay.groups) // 2, len(lay.groups) - 1):
-      continue   # the projected form on a few steps of each kind keeps the test short
-    for later, between in ((True, True), (False, False), (True, False), (False, True)):
-      width = model_lib.input_dim(c, True, later, between)
-      kernel = jax.random.normal(jax.random.key(g), (width, 5))
-      full = model_lib.context_inputs(ctx, lay, g, prev, later, between) @ kernel
-      np.testing.assert_allclose(
-          model_lib.projected_context_inputs(ctx, lay, g, prev, kernel, later, between), full,
-          rtol=1e-4, atol=1e-4, err_msg=f"{name} step {g} options {later, between}")
+    np.testing.assert_allclose(at_once[:, bounds[g]:bounds[g + 1]], steps[g - 1], rtol=1e-5,
+                               atol=1e-5, err_msg=f"{name} step {g}")
+  for (g, o), (got, want) in projected.items():
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4,
+                               err_msg=f"{name} step {g} options {o}")
+  assert len(projected) == len(checked) * len(options)
   with pytest.raises(ValueError, match="kernel has 44 input rows; the context of these "
                                        "options is 48 wide"):
     model_lib.projected_context_inputs(ctx, lay, 1, None, jnp.zeros((44, 5)), True, True)

@@ -10,6 +10,9 @@ minutes in all; plain decoding validity 87.2% of 1,000 (target 95%: not met); un
 100%; constrained decoding 100%; on the validation sample the step count was chosen on (key
 7, 2,000): 89.5% against 85.0% with 6,000 steps. Details: BUILD_NOTES.md ("PNAG: cheaper
 generator steps").
+Sampler of that run's workdir (benchmarks/bench_pnag.py, batch 4,096, alone, twenty-eighth
+session, commits 3821e47 and f9c1e9a): 1,419-1,421 per second (target 1,000: met);
+BUILD_NOTES.md ("PNAG: a faster sequential sampler").
 
 Twenty-sixth session (stage 1 at commit d8e190b, 627 s; stage 2 at 1af11e2 with 6,000 steps,
 1,586 s; both beside one or two other runs): plain decoding validity 84.0% of 1,000, per

@@ -9,6 +9,9 @@ stage 1 457 s, stage 2 867 s (12,000 steps), 22 minutes in all; plain decoding v
 97.4% of 1,000 (target 99%: not met); uniqueness and novelty 100%; constrained decoding
 100%; on the validation sample the step count was chosen on (key 7, 2,000): 97.6% against
 94.5% with 3,000 steps. Details: BUILD_NOTES.md ("PNAG: cheaper generator steps").
+Sampler of that run's workdir (benchmarks/bench_pnag.py, batch 4,096, alone, twenty-eighth
+session, commits 3821e47 and f9c1e9a): 1,540-1,594 per second (target 1,000: met);
+BUILD_NOTES.md ("PNAG: a faster sequential sampler").
 
 Twenty-sixth session (stage 1 at commit d8e190b, 726 s; stage 2 with
 between_types at commit 3d5b4f0, 718 s; beside one other run, 3,000 steps): plain decoding
