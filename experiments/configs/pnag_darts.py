@@ -4,7 +4,7 @@
       --workdir=workdirs/pnag_darts
 
 Twenty-eighth session, 2-core CPU, 2026-12-03, alone: a width-24 generator (this config),
-stage 2 only at commit 1d045d8 on the twenty-seventh session's stage 1 of this config
+stage 2 only at commit d187b47 on the twenty-seventh session's stage 1 of this config
 (deterministic in the seed): stage 1 512 s, stage 2 1,308 s (12,000 steps), 30.3 minutes in
 all (target 30: missed by 20 s); plain decoding validity **95.6%** of 1,000 (target 95%:
 met), per scale 100 / 100 / 100 / 100 / 99.7 / ... / 96.7 / 96.4 / 95.6; uniqueness and
