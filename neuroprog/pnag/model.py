@@ -225,7 +225,7 @@ def projected_context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g:
   arithmetic.
   """
   b, _, n, c = ctx_Bx3xNxC.shape
-  t, rows, cols, present = lay.groups[g]
+  _, rows, cols, present = lay.groups[g]
   widths = [3 * c, 3 * c, 3 * c, c] + [c] * (int(later_twins) + int(between_types))
   if sum(widths) != kernel_CinxD.shape[0]:
     raise ValueError(f"kernel has {kernel_CinxD.shape[0]} input rows; the context of "
@@ -237,14 +237,12 @@ def projected_context_inputs(ctx_Bx3xNxC: jax.Array, lay: msq.NewEntryLayout, g:
   out = (node @ k_rows)[:, rows] + (node @ k_cols)[:, cols]
   out = out + (node.sum(1) / present @ k_whole)[:, None]
   if prev_scale_BxPxC is not None:   # else every twin is the zero slot
-    prev_twin = jnp.concatenate([prev_scale_BxPxC @ k_twin,
-                                 jnp.zeros((b, 1, k_twin.shape[1]), out.dtype)], 1)
-    out = out + prev_twin[:, lay.twins[g]]
+    # index P_{t-1} is the zero slot, as in `context_inputs`
+    padded = jnp.concatenate([prev_scale_BxPxC, jnp.zeros((b, 1, c), out.dtype)], 1)
+    out = out + (padded @ k_twin)[:, lay.twins[g]]
     if later_twins:
-      prev_later = jnp.concatenate([prev_scale_BxPxC @ k_more[0],
-                                    jnp.zeros((b, 1, k_twin.shape[1]), out.dtype)], 1)
       out = out + jnp.einsum("pq,bqd->bpd", jnp.asarray(lay.later_twin_matrices[g]),
-                             prev_later[:, lay.twins[g]])
+                             (padded @ k_more[0])[:, lay.twins[g]])
   if between_types:
     out = out + jnp.einsum("pm,bmd->bpd", jnp.asarray(lay.between_matrices[g]),
                            ctx_Bx3xNxC[:, 2] @ k_more[-1])
