@@ -71,6 +71,15 @@ def test_masked_logits_get_probability_zero():
   np.testing.assert_allclose(freq[[0, 2]], _softmax([1.0, 0.0]), atol=0.0045)
 
 
+def test_token_chunks_cover_a_step_with_doubling_ends():
+  assert model.token_chunks(42) == [(0, 8), (8, 16), (16, 32), (32, 42)]
+  assert model.token_chunks(8) == [(0, 8)]
+  assert model.token_chunks(3) == [(0, 3)]
+  assert model.token_chunks(9, first=2) == [(0, 2), (2, 4), (4, 8), (8, 9)]
+  with pytest.raises(ValueError, match="count, first >= 1, got 0, 8"):
+    model.token_chunks(0)
+
+
 # Every variant costs 30-90 s (the jitted sampler's compile), so all run in
 # make test-slow; the generator paths they exercise (token sampling = teacher
 # forcing, sequential steps, cached sampling) are checked cheaply in

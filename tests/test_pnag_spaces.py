@@ -132,6 +132,20 @@ def test_mbv3_sampler_is_uniform_over_depths():
   np.testing.assert_allclose(np.mean(depths == 4), 81 / 91, atol=0.02)
 
 
+def test_mbv3_ofa_subnets_draw_each_depth_a_third_of_the_time():
+  sp = spaces.get("mbv3")
+  archs = sp.sample_subnets(0, 4000)
+  depths = np.array([[len(s) for s in a] for a in archs])
+  for d in (2, 3, 4):   # OFA: depth uniform per stage (uniform over archs: 1.1% / 9.9% / 89%)
+    np.testing.assert_allclose(np.mean(depths == d), 1 / 3, atol=0.02)
+  types = np.array([l for a in archs for s in a for l in s])
+  np.testing.assert_allclose(np.mean(types[:, 0] == 7), 1 / 3, atol=0.02)   # kernel uniform
+  np.testing.assert_allclose(np.mean(types[:, 1] == 6), 1 / 3, atol=0.02)   # expand uniform
+  ops, adj = sp.encode_batch(archs[:50])
+  assert all(sp.is_valid(o, a) for o, a in zip(ops, adj))
+  assert sp.sample_subnets(5, 3) == sp.sample_subnets(5, 3) != sp.sample_subnets(6, 3)
+
+
 def test_darts_string_canonical_and_errors():
   sp = spaces.get("darts")
   s = ("Genotype(normal=[('sep_conv_3x3', 0), ('sep_conv_3x3', 1), ('sep_conv_3x3', 0), "

@@ -148,6 +148,12 @@ def test_bad_configs_and_workdirs(tmp_path):
   c.schedule = "octave"
   with pytest.raises(ValueError, match=r"config.schedule='octave'; allowed: \['subarch', 'pyramid'\]"):
     train.validate_config(c)
+  with pytest.raises(ValueError, match=r"arch_distribution='ofa'; allowed: \['uniform', "
+                                       r"'ofa_subnets'\]"):
+    train.validate_config(_config(arch_distribution="ofa"))
+  with pytest.raises(ValueError, match=r"'ofa_subnets' is defined for \['mbv3'\], not space "
+                                       r"'darts'"):
+    train.validate_config(_config(space="darts", arch_distribution="ofa_subnets"))
   with pytest.raises(ValueError, match="nb201 sub-architectures have 3..8 nodes, got n=2"):
     train.build(_config(scales=(2, 4, 8)))
   with pytest.raises(ValueError, match="not a PNAG workdir"):
@@ -184,3 +190,21 @@ def test_every_stage_option_is_in_the_config_so_the_command_line_can_set_it():
       cwd=ROOT, capture_output=True, text=True, timeout=300)
   assert out.returncode != 0
   assert "config.ae_steps must be a positive int, got 0" in out.stderr, out.stderr[-1500:]
+
+
+def test_arch_distribution_draws_training_and_heldout_sets():
+  """MBV3 with arch_distribution="ofa_subnets": training and held-out
+  architectures are OFA's random subnets (a third of stages of depth 2);
+  by default they are uniform over architectures (1.1%)."""
+  from neuroprog.pnag import spaces
+  space = spaces.get("mbv3")
+  for dist, share in (("uniform", 1 / 91), ("ofa_subnets", 1 / 3)):
+    c = _config(space="mbv3", arch_distribution=dist, train_size=3000, heldout_size=500)
+    train.validate_config(c)
+    tr, held = train.split(c, space)
+    assert len(tr) == 3000 and len(held) == 500
+    seen = {space.canonical(a) for a in tr}
+    assert not any(space.canonical(a) in seen for a in held)
+    for archs in (tr, held):
+      depth2 = np.mean([len(s) == 2 for a in archs for s in a])
+      np.testing.assert_allclose(depth2, share, atol=0.03)

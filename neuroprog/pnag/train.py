@@ -2,7 +2,12 @@
 
 1. Training set: NB201, a random `train_fraction` of the 15,625 cells (the
    rest is held out, so novelty means something); MBV3 and DARTS,
-   `train_size` uniform samples (their spaces are far too large to list).
+   `train_size` samples (their spaces are far too large to list) from
+   `arch_distribution`: "uniform" over the space's architectures, or, MBV3
+   only, "ofa_subnets", OFA's random subnets (`MBV3.sample_subnets`: stage
+   depth uniform, the distribution OFA trains on and samples its
+   architecture datasets from). Held-out architectures and the simple
+   baseline of the metrics are drawn from the same distribution.
 2. Stage 1 (autoencoder) for `ae_steps`, then the training set is tokenized
    once with the final stage-1 parameters.
 3. Stage 2 (generator) for `gen_steps` on those token maps.
@@ -57,6 +62,9 @@ PYRAMID_SCALES = {"nb201": (1, 2, 4, 8), "mbv3": (2, 5, 10, 20),
 # (SearchSpace.sub_nodes), n_t = 3, 4, ..., N unless config.scales says
 # otherwise. "pyramid": area-pooled / bilinear scales of the whole map.
 SCHEDULES = ("subarch", "pyramid")
+# Where the MBV3 / DARTS training, held-out and baseline architectures come
+# from (module doc, 1.), and the spaces each one is defined for.
+ARCH_DISTRIBUTIONS = {"uniform": ("nb201", "mbv3", "darts"), "ofa_subnets": ("mbv3",)}
 AE_KEYS = ("hidden", "channels", "codebook_size", "rounds", "backend", "codebook",
            "ema_decay", "beta", "scc_weight", "scc_decode_weight", "scc_num_scales",
            "token_noise", "scale_tokens")
@@ -69,7 +77,8 @@ SCHEMA = config_lib.ConfigSchema("PNAG", {
     "space": config_lib.REQUIRED,
     "seed": 0,
     "train_fraction": 0.5,      # NB201: share of the 15,625 cells used for training
-    "train_size": 20000,        # MBV3 / DARTS: uniform samples used for training
+    "train_size": 20000,        # MBV3 / DARTS: samples used for training
+    "arch_distribution": "uniform",   # ARCH_DISTRIBUTIONS: where MBV3 / DARTS samples come from
     "heldout_size": 2000,       # held-out architectures for reconstruction accuracy
     "schedule": "subarch",      # SCHEDULES
     "scales": None,             # None: the schedule's default (space.default_schedule() or PYRAMID_SCALES)
@@ -115,6 +124,13 @@ def validate_config(config) -> None:
   if _get(config, "decode") not in model_lib.DECODES:
     raise ValueError(f"config.decode={_get(config, 'decode')!r}; allowed: "
                      f"{list(model_lib.DECODES)}.")
+  dist = _get(config, "arch_distribution")
+  if dist not in ARCH_DISTRIBUTIONS:
+    raise ValueError(f"config.arch_distribution={dist!r}; allowed: "
+                     f"{list(ARCH_DISTRIBUTIONS)}.")
+  if config.space not in ARCH_DISTRIBUTIONS[dist]:
+    raise ValueError(f"config.arch_distribution={dist!r} is defined for "
+                     f"{list(ARCH_DISTRIBUTIONS[dist])}, not space {config.space!r}.")
   f = _get(config, "train_fraction")
   if not 0 < f < 1:
     raise ValueError(f"config.train_fraction must lie in (0, 1), got {f!r}.")
@@ -160,6 +176,13 @@ def build(config):
   return space, ae_cfg, gen_cfg
 
 
+def draw_archs(config, space, rng, n: int) -> list:
+  """n architectures of `space` from `config.arch_distribution` (module doc)."""
+  if _get(config, "arch_distribution") == "ofa_subnets":
+    return space.sample_subnets(rng, n)
+  return space.sample(rng, n)
+
+
 def split(config, space):
   """(train architectures, held-out architectures), deterministic in config.seed."""
   rng = np.random.default_rng([_get(config, "seed"), 7])
@@ -170,9 +193,9 @@ def split(config, space):
     train = [archs[i] for i in perm[:n_train]]
     held = [archs[i] for i in perm[n_train:n_train + _get(config, "heldout_size")]]
     return train, held
-  train = space.sample(rng, _get(config, "train_size"))
+  train = draw_archs(config, space, rng, _get(config, "train_size"))
   seen = {space.canonical(a) for a in train}
-  held = [a for a in space.sample(rng, 2 * _get(config, "heldout_size"))
+  held = [a for a in draw_archs(config, space, rng, 2 * _get(config, "heldout_size"))
           if space.canonical(a) not in seen][:_get(config, "heldout_size")]
   return train, held
 
@@ -196,8 +219,11 @@ def _run_stage(name, workdir, config, state, step_fn, total, writer, stop_at_ste
   return result.state, result.train_seconds
 
 
-def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=None):
-  """Trains the autoencoder; returns (AEState, seconds)."""
+def stage1_step(config, ae_cfg, ops_T, adj_T):
+  """(initial state, step function) of autoencoder training on the encoded
+  training set (ops int32 [T, N], adj float32 [T, N, N]): state {"ae" (an
+  `AEState` as a dict), "opt"}; step(state, step int32[]) -> (state, metrics),
+  jittable, drawing its batch from the training set by the step's key."""
   ae = model_lib.autoencoder_for(ae_cfg)
   total, bsz = _get(config, "ae_steps"), _get(config, "batch_size")
   opt = _optimizer(_get(config, "ae_learning_rate"), total)
@@ -224,8 +250,14 @@ def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=Non
                                          "exact")}}
     return {"ae": st._asdict(), "opt": os_}, out
 
-  state, secs = _run_stage("stage1", workdir, config, state, one, total, writer,
-                           stop_at_step)
+  return state, one
+
+
+def train_stage1(config, ae_cfg, ops_T, adj_T, workdir, writer, stop_at_step=None):
+  """Trains the autoencoder; returns (AEState, seconds)."""
+  state, one = stage1_step(config, ae_cfg, ops_T, adj_T)
+  state, secs = _run_stage("stage1", workdir, config, state, one, _get(config, "ae_steps"),
+                           writer, stop_at_step)
   return ae_lib.AEState(**state["ae"]), secs
 
 
@@ -406,8 +438,9 @@ def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
   also decoded the other way, and those metrics go under "argmax" / "valid"
   (with constrained decoding, validity is 1 by construction, so the argmax
   figures are what measures the generator itself). "uniform": the same
-  metrics for as many architectures drawn uniformly from the space, the
-  simple baseline a generator has to beat. "scale_validity": per
+  metrics for as many architectures drawn from the training distribution
+  (`arch_distribution`: uniformly from the space by default), the simple
+  baseline a generator has to beat. "scale_validity": per
   scale, the share of samples whose accumulated map, plainly decoded at that
   scale, is a valid sub-architecture (`SearchSpace.is_valid_sub`; the last
   entry is the plain validity of the final architectures).
@@ -428,9 +461,10 @@ def evaluate_samples(model: model_lib.PNAG, config, train) -> dict[str, Any]:
   other = "argmax" if decode == "valid" else "valid"
   s2 = model_lib.sample(model, key, n, decode=other, **kw)
   out[other] = dict(metrics_lib.evaluate(space, s2.archs, seen)._asdict())
-  # The simple baseline beside these metrics: n architectures drawn uniformly
-  # from the space (valid by construction), scored against the same training set.
-  uniform = space.sample(np.random.default_rng([_get(config, "sample_seed"), 11]), n)
+  # The simple baseline beside these metrics: n architectures drawn from the
+  # training distribution (valid by construction), scored against the same
+  # training set.
+  uniform = draw_archs(config, space, np.random.default_rng([_get(config, "sample_seed"), 11]), n)
   out["uniform"] = dict(metrics_lib.evaluate(space, uniform, seen)._asdict())
   plain = model_lib.sample(model, key, n, decode="argmax", per_scale=True, **kw)
   out["scale_validity"] = [round(float(v), 4) for v in plain.scale_valid.mean(0)]

@@ -163,10 +163,21 @@ class MBV3(base.SearchSpace):
     return ops, _chain(ops)
 
   def sample(self, rng, n):
-    rng = base.as_rng(rng)
-    # Uniform over architectures: a stage of depth d has 9^d configurations.
+    # Uniform over architectures: a stage of depth d has 9^d configurations,
+    # so depth 2 is 81 / 7,371 = 1.1% of stages.
     w = np.array([9.0 ** d for d in DEPTHS])
-    depths = rng.choice(DEPTHS, size=(n, NUM_STAGES), p=w / w.sum())
+    return self._sample(rng, n, w / w.sum())
+
+  def sample_subnets(self, rng, n: int) -> list:
+    """`n` architectures as OFA draws random subnets (its
+    `sample_active_subnet`): each stage's depth uniform in {2, 3, 4}, each
+    layer's kernel and expand ratio uniform. Not uniform over architectures:
+    a depth-2 stage is a third of stages instead of 1.1%."""
+    return self._sample(rng, n, np.full(len(DEPTHS), 1.0 / len(DEPTHS)))
+
+  def _sample(self, rng, n, depth_probs):
+    rng = base.as_rng(rng)
+    depths = rng.choice(DEPTHS, size=(n, NUM_STAGES), p=depth_probs)
     types = rng.integers(0, len(LAYER_TYPES), size=(n, NUM_STAGES, MAX_DEPTH))
     return [tuple(tuple(LAYER_TYPES[types[i, s, l]] for l in range(depths[i, s]))
                   for s in range(NUM_STAGES)) for i in range(n)]
