@@ -82,4 +82,7 @@ def get_config():
   # Width 24 (MBV3: 16): chosen on the validation sample, 95.3% valid against
   # 89.5% at width 16; it costs the sampler about a third of its speed.
   c.gen.width = 24
+  # 1,000 autoencoder steps (MBV3: 1,500): chosen on the validation sample,
+  # 96.8% valid against 95.3% with 1,500 steps, and a third cheaper.
+  c.ae_steps = 1000
   return c
