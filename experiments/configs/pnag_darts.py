@@ -3,7 +3,19 @@
   python -m experiments.generate --config=experiments/configs/pnag_darts.py \
       --workdir=workdirs/pnag_darts
 
-Twenty-eighth session, 2-core CPU, 2026-12-03, alone: a width-24 generator (this config),
+Twenty-ninth session, 2-core CPU, 2026-12-03, alone, fresh end to end at commit 0cb4f33
+(this config: width 24, 1,000 autoencoder steps): stage 1 383 s, stage 2 1,381 s (12,000
+steps), **29.4 minutes** in all (target 30: met, stage 2 at 6.1-11.3 steps per
+second); held-out reconstruction 100% at every scale; plain decoding validity **97.3%**
+of 1,000 (target 95%: met), per scale 100 / 100 / 100 / 99.8 / 99.6 / ... / 98.1 / 97.7 /
+97.3; uniqueness and novelty 100%; constrained decoding 100%. The autoencoder steps were
+chosen on the validation sample (key 7, 2,000): 96.8% against 95.3% with 1,500. Sampler
+(benchmarks/bench_pnag.py, batch 4,096, alone): **1,207 and 1,097 per second** (target
+1,000: met; the sampler before the twenty-ninth session's chunked buffers drew 1,132 in
+the same quarter hour). Details: BUILD_NOTES.md ("PNAG: where MBV3's invalid samples come
+from").
+
+Twenty-eighth session, 2-core CPU, 2026-12-03, alone: a width-24 generator,
 stage 2 only at commit d187b47 on the twenty-seventh session's stage 1 of this config
 (deterministic in the seed): stage 1 512 s, stage 2 1,308 s (12,000 steps), 30.3 minutes in
 all (target 30: missed by 20 s); plain decoding validity **95.6%** of 1,000 (target 95%:

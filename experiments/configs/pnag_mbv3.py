@@ -13,6 +13,14 @@ Sampler of that run's workdir (benchmarks/bench_pnag.py, batch 4,096, alone, twe
 session, commits 3821e47 and f9c1e9a): 1,540-1,594 per second (target 1,000: met);
 BUILD_NOTES.md ("PNAG: a faster sequential sampler").
 
+Twenty-ninth session, trained on OFA's random subnets instead (stage depth uniform in
+{2, 3, 4}; `--config.arch_distribution=ofa_subnets`, fresh end to end at commit 90d464b,
+alone): stage 1 472 s, stage 2 867 s (22.3 minutes); plain decoding validity 98.3% of 1,000
+(validation sample, key 7, 2,000: 98.35%; target 99%: not met either way); uniqueness and
+novelty 100%. This config keeps uniform draws (uniform over architectures, where a depth-2
+stage is 1.1% of stages and most remaining failures sit). Details: BUILD_NOTES.md ("PNAG:
+where MBV3's invalid samples come from").
+
 Twenty-sixth session (stage 1 at commit d8e190b, 726 s; stage 2 with
 between_types at commit 3d5b4f0, 718 s; beside one other run, 3,000 steps): plain decoding
 validity 94.7% of 1,000 (target 99%: not met), per scale 99.5 / 99.2 / 99.0 / ... / 95.2 /
