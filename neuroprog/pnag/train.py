@@ -5,9 +5,9 @@
    `train_size` samples (their spaces are far too large to list) from
    `arch_distribution`: "uniform" over the space's architectures, or, MBV3
    only, "ofa_subnets", OFA's random subnets (`MBV3.sample_subnets`: stage
-   depth uniform, the distribution OFA trains on and samples its
-   architecture datasets from). Held-out architectures and the simple
-   baseline of the metrics are drawn from the same distribution.
+   depth uniform, as OFA's `sample_active_subnet` draws them). Held-out
+   architectures and the simple baseline of the metrics are drawn from the
+   same distribution.
 2. Stage 1 (autoencoder) for `ae_steps`, then the training set is tokenized
    once with the final stage-1 parameters.
 3. Stage 2 (generator) for `gen_steps` on those token maps.
