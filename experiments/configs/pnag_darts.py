@@ -78,6 +78,8 @@ from experiments.configs import pnag_mbv3
 def get_config():
   c = pnag_mbv3.get_config()
   c.space = "darts"
+  # Uniform over the space (MBV3's OFA subnets are defined for MBV3 only).
+  c.arch_distribution = "uniform"
   # Sequential steps (as MBV3): an operation's input is one choice spread
   # over several wiring tokens (both operations of an intermediate node).
   c.gen.step_order = "sequential"

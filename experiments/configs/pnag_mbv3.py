@@ -65,8 +65,12 @@ def get_config():
   return train.default_config(
       space="mbv3",
       heldout_size=1000,
+      # OFA's random subnets (stage depth uniform in {2, 3, 4}) rather than
+      # uniform architectures: chosen on the validation sample (key 7, 2,000
+      # draws) with width 24, 99.40% valid against 98.0% on uniform draws.
+      arch_distribution="ofa_subnets",
       ae={"token_noise": 0.1, "codebook_size": 32},
-      gen={"width": 16, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale",
+      gen={"width": 24, "heads": 1, "depth": 1, "mlp_ratio": 2, "attention": "scale",
            "step_order": "sequential", "between_types": True},
       batch_size=64,
       ae_steps=1500,

@@ -28,6 +28,9 @@ def get_config():
   unconditional.ae = {"scc_decode_weight": 0.0, "token_noise": 0.1,
                       "scale_tokens": "block"}
   unconditional.gen = {"width": 32, "heads": 2}
+  # Uniform training architectures, as measured (pnag_mbv3.py now trains on
+  # OFA's subnets).
+  unconditional.arch_distribution = "uniform"
   # The step counts of the measured run (pnag_mbv3.py then): the unconditional
   # config's counts have grown since with its sub-architecture generator.
   unconditional.ae_steps = 800
