@@ -48,8 +48,11 @@ def test_request_row_counts_valid_hits_and_uniqueness():
 
 def test_config_errors():
   for c in (pnag_mbv3_cost.get_config(), pnag_darts_cost.get_config(),
+            pnag_mbv3_cost.get_config("pyramid"), pnag_darts_cost.get_config("pyramid"),
             pnag_cost_test.get_config()):
     g2c.validate_config(c)
+  with pytest.raises(ValueError, match=r"variant='pyramd'; allowed: None, 'pyramid'"):
+    pnag_mbv3_cost.get_config("pyramd")
   bad = pnag_cost_test.get_config()
   bad.space = "nb201"
   with pytest.raises(ValueError, match=r"space='nb201'.*\['mbv3', 'darts'\]"):
@@ -82,14 +85,17 @@ def test_tiny_run_end_to_end(tmp_path):
     assert r["request_macs"] == pytest.approx(np.quantile(train_macs, r["quantile"]))
     cv = r["conditional_constrained"]
     assert cv["validity"] == 1.0      # the constrained decoder's guarantee
-    # the uniform pool's acceptance, recomputed from scratch
-    uni = spaces.get("mbv3").sample(np.random.default_rng([c.seed, 31]), c.pool_size)
+    # the baseline pool's acceptance, recomputed from scratch: OFA subnets,
+    # the training distribution of this config
+    uni = spaces.get("mbv3").sample_subnets(np.random.default_rng([c.seed, 31]), c.pool_size)
     macs = np.array([cost.cost("mbv3", a).macs for a in uni], float)
-    assert r["rejection_uniform"]["acceptance"] == pytest.approx(
+    assert r["rejection_baseline"]["acceptance"] == pytest.approx(
         np.mean(np.abs(macs - r["request_macs"]) <= 0.05 * r["request_macs"]))
   for f in ("results.json", "results.md", "config.json"):
     assert os.path.getsize(tmp_path / f) > 0
-  assert json.load(open(tmp_path / "results.json"))["space"] == "mbv3"
+  saved = json.load(open(tmp_path / "results.json"))
+  assert (saved["space"], saved["baseline_distribution"]) == ("mbv3", "ofa_subnets")
+  assert "rejection, ofa_subnets draws" in open(tmp_path / "results.md").read()
   again = g2c.run(c, str(tmp_path))     # resumes both stages from their checkpoints
   assert _untimed(again["requests"]) == _untimed(out["requests"])
 

@@ -13,11 +13,12 @@ def get_config():
       space="mbv3",
       train_size=256,
       heldout_size=8,
-      schedule="pyramid",        # as pnag_mbv3_cost
-      scales=(2, 5, 20),
-      ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1,
-          "scc_decode_weight": 0.0, "scale_tokens": "block"},
-      gen={"width": 16, "depth": 1, "heads": 2, "mlp_ratio": 2},
+      # as pnag_mbv3_cost: sub-architecture scales, OFA subnets, a step's
+      # tokens drawn one at a time with between_types
+      arch_distribution="ofa_subnets",
+      ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1},
+      gen={"width": 8, "depth": 1, "heads": 1, "mlp_ratio": 2, "attention": "scale",
+           "step_order": "sequential", "between_types": True},
       batch_size=32,
       ae_steps=20,
       gen_steps=20,

@@ -14,10 +14,22 @@ decoding gives no valid genotype; with the constrained decoder 15.1 / 18.5 /
 uniqueness 100%. Details: BUILD_NOTES.md ("Generation to a requested cost").
 """
 
+from experiments.configs import pnag_darts
 from experiments.configs import pnag_mbv3_cost
+from experiments.pipelines import generate_to_cost
 
 
-def get_config():
-  c = pnag_mbv3_cost.get_config()
-  c.space = "darts"
-  return c
+def get_config(variant=None):
+  """variant None: the unconditional config's data, stages, scales and
+  generator (`pnag_darts.py`), the generator conditioned on MACs. variant
+  "pyramid": the first measured run's setup, `pnag_mbv3_cost.py:pyramid` on
+  DARTS (docstring, 2026-12-01)."""
+  if variant == "pyramid":
+    c = pnag_mbv3_cost.get_config("pyramid")
+    c.space = "darts"
+    return c
+  if variant is not None:
+    raise ValueError(f"pnag_darts_cost variant={variant!r}; allowed: None, 'pyramid'.")
+  unconditional = pnag_darts.get_config()
+  return generate_to_cost.default_config(**{
+      k: v for k, v in unconditional.items() if k in generate_to_cost.SCHEMA.keys})

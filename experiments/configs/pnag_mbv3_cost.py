@@ -20,20 +20,21 @@ from experiments.configs import pnag_mbv3
 from experiments.pipelines import generate_to_cost
 
 
-def get_config():
+def get_config(variant=None):
+  """variant None: the unconditional config's data, stages, scales and
+  generator (`pnag_mbv3.py`), the generator conditioned on MACs (the pipeline
+  adds cond_dim). variant "pyramid" (`--config=...pnag_mbv3_cost.py:pyramid`):
+  the setup of the first measured run (docstring, 2026-12-01)."""
   unconditional = pnag_mbv3.get_config()
-  # Measured on the image-pyramid scales; generation to a cost has not been
-  # rerun on the sub-architecture schedule (BUILD_NOTES.md, "PNAG scales").
-  unconditional.schedule = "pyramid"
-  unconditional.ae = {"scc_decode_weight": 0.0, "token_noise": 0.1,
-                      "scale_tokens": "block"}
-  unconditional.gen = {"width": 32, "heads": 2}
-  # Uniform training architectures, as measured (pnag_mbv3.py now trains on
-  # OFA's subnets).
-  unconditional.arch_distribution = "uniform"
-  # The step counts of the measured run (pnag_mbv3.py then): the unconditional
-  # config's counts have grown since with its sub-architecture generator.
-  unconditional.ae_steps = 800
-  unconditional.gen_steps = 800
+  if variant == "pyramid":
+    unconditional.schedule = "pyramid"
+    unconditional.arch_distribution = "uniform"
+    unconditional.ae = {"scc_decode_weight": 0.0, "token_noise": 0.1,
+                        "scale_tokens": "block"}
+    unconditional.gen = {"width": 32, "heads": 2}
+    unconditional.ae_steps = 800
+    unconditional.gen_steps = 800
+  elif variant is not None:
+    raise ValueError(f"pnag_mbv3_cost variant={variant!r}; allowed: None, 'pyramid'.")
   return generate_to_cost.default_config(**{
       k: v for k, v in unconditional.items() if k in generate_to_cost.SCHEMA.keys})
