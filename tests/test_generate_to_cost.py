@@ -62,6 +62,10 @@ def test_config_errors():
   with pytest.raises(ValueError, match=r"request_quantiles=\(0.5, 1.5\)"):
     g2c.validate_config(bad)
   bad = pnag_cost_test.get_config()
+  bad.validation_quantiles = (-0.1,)
+  with pytest.raises(ValueError, match=r"validation_quantiles=\(-0.1,\)"):
+    g2c.validate_config(bad)
+  bad = pnag_cost_test.get_config()
   bad.gen = {"cond_dim": 4}
   with pytest.raises(ValueError, match="cond_dim"):
     g2c.validate_config(bad)
@@ -72,7 +76,7 @@ def test_config_errors():
 
 
 @pytest.mark.slow
-def test_tiny_run_end_to_end(tmp_path):
+def test_tiny_run_end_to_end(tmp_path, monkeypatch):
   c = pnag_cost_test.get_config()
   out = g2c.run(c, str(tmp_path))
   assert [r["quantile"] for r in out["requests"]] == [0.1, 0.9]
@@ -98,6 +102,45 @@ def test_tiny_run_end_to_end(tmp_path):
   assert "rejection, ofa_subnets draws" in open(tmp_path / "results.md").read()
   again = g2c.run(c, str(tmp_path))     # resumes both stages from their checkpoints
   assert _untimed(again["requests"]) == _untimed(out["requests"])
+
+  # Guidance chosen on validation requests: the reported requests' conditions
+  # are never sampled, and `evaluate` (the reported table) is never called.
+  asked = []
+  real_sample = g2c.model_lib.sample
+
+  def recording_sample(model, key, n, condition=None, **kw):
+    asked.append(np.asarray(condition)[0])
+    return real_sample(model, key, n, condition=condition, **kw)
+
+  def no_evaluate(*a, **k):
+    raise AssertionError("select_guidance evaluated the reported requests")
+
+  scale = g2c.CostScale(train_macs)
+  monkeypatch.setattr(g2c.model_lib, "sample", recording_sample)
+  monkeypatch.setattr(g2c, "evaluate", no_evaluate)
+  sel = g2c.select_guidance(c, str(tmp_path), [1.0, 3.0])
+  val_conds = [np.asarray(scale.condition(np.array([np.quantile(train_macs, q)])))[0]
+               for q in c.validation_quantiles]
+  assert len(asked) == 2 * len(val_conds)
+  for got, want in zip(asked, val_conds * 2):
+    np.testing.assert_allclose(got, want, atol=1e-6)
+  means = {r["guidance"]: r["mean"] for r in sel["rows"]}
+  assert sel["chosen"] == max(means, key=means.get)
+  assert os.path.getsize(tmp_path / "guidance_selection.md") > 0
+  # evaluation-only keys may change on a trained workdir; training keys may not
+  c2 = pnag_cost_test.get_config()
+  c2.guidance = 3.0
+  g2c.validate_config(c2)
+  g2c.workdir_lib.prepare(str(tmp_path), c2, eval_keys=g2c.EVAL_KEYS)
+  c2.gen_steps = 40
+  with pytest.raises(ValueError, match="gen_steps: 20 -> 40"):
+    g2c.workdir_lib.prepare(str(tmp_path), c2, eval_keys=g2c.EVAL_KEYS)
+
+
+def test_select_guidance_refuses_bad_scales_before_any_work(tmp_path):
+  with pytest.raises(ValueError, match=r"guidances=\[0.0\]; allowed: a non-empty list"):
+    g2c.select_guidance(pnag_cost_test.get_config(), str(tmp_path / "w"), [0.0])
+  assert not os.path.exists(tmp_path / "w")
 
 
 def _untimed(x):

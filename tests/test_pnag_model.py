@@ -91,6 +91,7 @@ def test_token_chunks_cover_a_step_with_doubling_ends():
     ("causal", "sequential", "codebook", False),
     ("scale", "sequential", "codebook", False),
     ("scale", "sequential", "codebook", True),
+    ("scale", "sequential", "codebook", "conditioned"),
     ("scale", "sequential", "learned", False)])
 def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
     attention, step_order, token_inputs, step_sum):
@@ -99,14 +100,18 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
   graphs decoded from both agree. With learned token inputs the context,
   twins, previous token and running sum read the generator's table; the
   step_sum case also reads the codebook's running sum and the later_twins
-  and between_types context."""
+  and between_types context; "conditioned" adds a condition (AdaLN) read by
+  both, as generation to a requested cost uses it."""
+  conditioned = step_sum == "conditioned"
+  step_sum = bool(step_sum)
   from neuroprog.pnag import msq, train
   cfg = train.default_config(space="nb201", ae={"hidden": 8, "channels": 4, "codebook_size": 8,
                                                 "rounds": 1},
                              gen={"width": 8, "heads": 1, "depth": 1, "attention": attention,
                                   "step_order": step_order, "token_inputs": token_inputs,
                                   "step_sum": step_sum, "later_twins": step_sum,
-                                  "between_types": step_sum})
+                                  "between_types": step_sum,
+                                  **({"cond_dim": 3} if conditioned else {})})
   space, ae_cfg, gen_cfg = train.build(cfg)
   assert ae_cfg.scale_tokens == "new" and gen_cfg.seq_len == 64
   ae, gen = model.autoencoder_for(ae_cfg), model.generator_for(gen_cfg)
@@ -116,8 +121,9 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
   params = jax.tree_util.tree_map(   # open the AdaLN gates so every block matters
       lambda a: a + 0.5 * jax.random.normal(jax.random.key(a.size), a.shape), params)
   n = 4
+  cond = (jax.random.normal(jax.random.key(7), (n, 3)) if conditioned else None)
   ops, adj = model.sampler(ae_cfg, gen_cfg, n, top_k=1)(st.params, codebook, params,
-                                                            jax.random.key(2), None)
+                                                            jax.random.key(2), cond)
   table = model.input_table(gen_cfg, params, codebook)
   if token_inputs == "learned":
     assert table.shape == codebook.shape and gen_cfg.prev_dim == 8
@@ -141,7 +147,7 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
                                   table, gen_cfg.scales, 8, ae_cfg.node_sets, True,
                                   gen_cfg.later_twins, gen_cfg.between_types)
     prev = model.teacher_previous(gen_cfg, toks, table)
-    return gen.apply({"params": params}, inputs, None, None, prev).argmax(-1).astype(jnp.int32)
+    return gen.apply({"params": params}, inputs, cond, None, prev).argmax(-1).astype(jnp.int32)
 
   toks = jnp.zeros((n, 64), jnp.int32)
   for t, lo in enumerate(gen_cfg.offsets):   # scale t's tokens depend on scales < t only

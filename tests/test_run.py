@@ -40,6 +40,18 @@ def test_schema_defaults_lookup_and_errors():
   assert "a" not in b.opts
 
 
+def test_workdir_accepts_changed_eval_keys_only(tmp_path):
+  d = str(tmp_path / "w")
+  cfg = {"name": "x", "steps": 10, "guidance": 2.0}
+  workdir.prepare(d, cfg, eval_keys=("guidance",))
+  assert workdir.prepare(d, {**cfg, "guidance": 3.0}, eval_keys=("guidance",)) == {}
+  assert json.load(open(os.path.join(d, "config.json")))["guidance"] == 3.0
+  with pytest.raises(ValueError, match=r"guidance: 3.0 -> 4.0"):
+    workdir.prepare(d, {**cfg, "guidance": 4.0})                 # not declared: refused
+  with pytest.raises(ValueError, match=r"name: 'x' -> 'y'"):
+    workdir.prepare(d, {**cfg, "name": "y", "guidance": 4.0}, eval_keys=("guidance",))
+
+
 def test_extended_schema_drops_and_adds_keys():
   ext = SCHEMA.extend("toy2", {"depth": 2}, drop=("width",), positive_ints=("depth",))
   assert ext.keys == ("name", "steps", "opts", "depth")

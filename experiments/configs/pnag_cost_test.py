@@ -13,12 +13,16 @@ def get_config():
       space="mbv3",
       train_size=256,
       heldout_size=8,
-      # as pnag_mbv3_cost: sub-architecture scales, OFA subnets, a step's
-      # tokens drawn one at a time with between_types
+      # OFA subnets as pnag_mbv3_cost; the image pyramid with parallel steps
+      # (pnag_mbv3_cost.py:pyramid), whose sampler compiles in seconds: the
+      # sequential sub-architecture sampler with a condition is tested in
+      # test_pnag_generator.py.
       arch_distribution="ofa_subnets",
-      ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1},
-      gen={"width": 8, "depth": 1, "heads": 1, "mlp_ratio": 2, "attention": "scale",
-           "step_order": "sequential", "between_types": True},
+      schedule="pyramid",
+      scales=(2, 5, 20),
+      ae={"hidden": 16, "channels": 4, "codebook_size": 16, "rounds": 1,
+          "scc_decode_weight": 0.0, "scale_tokens": "block"},
+      gen={"width": 16, "depth": 1, "heads": 2, "mlp_ratio": 2},
       batch_size=32,
       ae_steps=20,
       gen_steps=20,

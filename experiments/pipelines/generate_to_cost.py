@@ -63,8 +63,16 @@ SCHEMA = pnag_train.SCHEMA.extend("generation to a requested cost", {
     "tolerance": 0.05,
     "samples_per_request": 1000,
     "pool_size": 4000,          # draws per rejection-sampling pool
+    # Requests that settings (guidance) are chosen on: other quantiles of the
+    # training MACs and another sampling key than the reported requests'.
+    "validation_quantiles": (0.15, 0.385, 0.615, 0.85),
 }, drop=("train_fraction", "num_samples", "decode"),
    positive_ints=("samples_per_request", "pool_size"))
+
+
+# Read only after training: a trained workdir is re-evaluated with new values.
+EVAL_KEYS = ("guidance", "request_quantiles", "validation_quantiles", "tolerance",
+             "samples_per_request", "pool_size", "temperature")
 
 
 def default_config(**values) -> ml_collections.ConfigDict:
@@ -85,9 +93,10 @@ def validate_config(config) -> None:
   if "cond_dim" in dict(_get(config, "gen")):
     raise ValueError("config.gen.cond_dim is set by the pipeline (the level features); "
                      "remove it.")
-  qs = tuple(_get(config, "request_quantiles"))
-  if not qs or not all(0 <= q <= 1 for q in qs):
-    raise ValueError(f"config.request_quantiles={qs}; allowed: values in [0, 1].")
+  for k in ("request_quantiles", "validation_quantiles"):
+    qs = tuple(_get(config, k))
+    if not qs or not all(0 <= q <= 1 for q in qs):
+      raise ValueError(f"config.{k}={qs}; allowed: values in [0, 1].")
   for k in ("uncond_prob", "tolerance"):
     if not 0 <= _get(config, k) < 1:
       raise ValueError(f"config.{k}={_get(config, k)!r}; allowed: [0, 1).")
@@ -146,14 +155,17 @@ def _rejection(macs_pool, request, tolerance, draws_per_s):
           "pool": int(len(macs_pool))}
 
 
-def run(config, workdir: str, *, extend: bool = False) -> dict[str, Any]:
-  """The whole pipeline (module doc). Returns results.json's dict."""
+def _trained(config, workdir: str, extend: bool):
+  """Trains (or resumes) both stages: (model, CostScale, training MACs [T],
+  stage-1 seconds, stage-2 seconds, start time)."""
   validate_config(config)
   base = ml_collections.ConfigDict({k: v for k, v in config.items()
                                     if k in pnag_train.SCHEMA.keys})
   space, ae_cfg, gen_cfg = pnag_train.build(base)
   gen_cfg = dataclasses.replace(gen_cfg, cond_dim=search.NUM_LEVEL_FEATURES)
-  workdir_lib.prepare(workdir, config, step_keys=pnag_train.STEP_KEYS, extend=extend)
+  workdir_lib.prepare(workdir, config, step_keys=pnag_train.STEP_KEYS, extend=extend,
+                      added_keys={"validation_quantiles": SCHEMA.defaults["validation_quantiles"]},
+                      eval_keys=EVAL_KEYS)
   t_start = time.time()
   train, _ = pnag_train.split(base, space)
   macs_T = _macs_of(space.name, train)
@@ -175,8 +187,15 @@ def run(config, workdir: str, *, extend: bool = False) -> dict[str, Any]:
   ae = model_lib.autoencoder_for(ae_cfg)
   model = model_lib.PNAG(space, ae_cfg, gen_cfg, ae_state.params, ae.codebook_of(ae_state),
                          gen_params)
+  return model, scale, macs_T, t1, t2, t_start
+
+
+def run(config, workdir: str, *, extend: bool = False) -> dict[str, Any]:
+  """The whole pipeline (module doc). Returns results.json's dict."""
+  model, scale, macs_T, t1, t2, t_start = _trained(config, workdir, extend)
+  space = model.space
   out = evaluate(model, config, scale, macs_T)
-  out.update({"space": space.name, "num_train": len(train),
+  out.update({"space": space.name, "num_train": len(macs_T),
               "train_macs": {"min": scale.lo, "max": scale.hi,
                              "median": float(np.median(macs_T))},
               "train_time_s": {"stage1": round(t1, 2), "stage2": round(t2, 2)},
@@ -247,6 +266,57 @@ def evaluate(model, config, scale: CostScale, macs_T) -> dict[str, Any]:
                 rows[-1]["rejection_baseline"]["acceptance"])
   return {"tolerance": tol, "guidance": guidance, "samples_per_request": n,
           "baseline_distribution": _get(config, "arch_distribution"), "requests": rows}
+
+
+def select_guidance(config, workdir: str, guidances) -> dict[str, Any]:
+  """Chooses the guidance scale on validation requests only.
+
+  Trains or resumes both stages as `run` does, then for each guidance in
+  `guidances` draws `samples_per_request` samples (plain decoding) at each of
+  the `validation_quantiles` of the training MACs, with a sampling key the
+  reported requests never use, and scores the share that is valid and within
+  `tolerance`. The reported requests (`request_quantiles`) are not evaluated.
+  Writes workdir/guidance_selection.json and .md; returns the json's dict,
+  whose "chosen" is the guidance with the highest mean hit share (ties: the
+  first listed).
+  """
+  guidances = [float(g) for g in guidances]
+  if not guidances or any(g <= 0 for g in guidances):
+    raise ValueError(f"guidances={guidances}; allowed: a non-empty list of positive scales.")
+  model, scale, macs_T, *_ = _trained(config, workdir, False)
+  n, tol = _get(config, "samples_per_request"), _get(config, "tolerance")
+  quantiles = [float(q) for q in _get(config, "validation_quantiles")]
+  requests = [float(np.quantile(macs_T, q)) for q in quantiles]
+  key = jax.random.key(_get(config, "seed") + 3000)     # run's requests: seed + 2000
+  rows = []
+  for g in guidances:
+    hits = []
+    for i, request in enumerate(requests):
+      s = model_lib.sample(model, jax.random.fold_in(key, i), n,
+                           condition=scale.condition(np.full((n,), request)),
+                           temperature=_get(config, "temperature"), guidance=g,
+                           decode="argmax")
+      hits.append(float(np.mean(_hits(_macs_of(model.space.name, s.archs), request, tol))))
+    rows.append({"guidance": g, "within_tolerance": hits, "mean": float(np.mean(hits))})
+    logger.info("guidance %g: validation hits %s (mean %.3f)", g,
+                " / ".join(f"{h:.3f}" for h in hits), rows[-1]["mean"])
+  chosen = max(rows, key=lambda r: r["mean"])["guidance"]
+  out = {"space": model.space.name, "validation_quantiles": quantiles,
+         "validation_requests_macs": requests, "tolerance": tol, "samples_per_request": n,
+         "rows": rows, "chosen": chosen}
+  with open(os.path.join(workdir, "guidance_selection.json"), "w") as f:
+    json.dump(out, f, indent=1)
+  lines = [f"**{out['space']}**, validation requests (training quantiles "
+           f"{', '.join(f'{q:g}' for q in quantiles)}), {n} samples each, plain decoding",
+           "", "| guidance | " + " | ".join(f"{r / 1e6:.1f}M" for r in requests) +
+           " | mean |", "|---" * (len(requests) + 2) + "|"]
+  for r in rows:
+    lines.append(f"| {r['guidance']:g}{' (chosen)' if r['guidance'] == chosen else ''} | " +
+                 " | ".join(f"{100 * h:.1f}%" for h in r["within_tolerance"]) +
+                 f" | {100 * r['mean']:.1f}% |")
+  with open(os.path.join(workdir, "guidance_selection.md"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+  return out
 
 
 def markdown(results) -> str:

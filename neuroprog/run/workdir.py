@@ -46,7 +46,8 @@ def changed_keys(old: dict, new: dict) -> list[str]:
 
 
 def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
-            extend: bool = False, added_keys=None) -> dict[str, Any]:
+            extend: bool = False, added_keys=None,
+            eval_keys: Sequence[str] = ()) -> dict[str, Any]:
   """Creates the workdir or checks that it holds a run of this config.
 
   Args:
@@ -58,6 +59,10 @@ def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
     added_keys: {key: default} of keys the schema gained after workdirs were
       written: a stored config without such a key counts as holding its
       default, so an older run of the same settings still resumes.
+    eval_keys: keys that only the evaluation after training reads (a
+      sampling scale, the requests to score): they may change between calls,
+      since the checkpoints do not depend on them; config.json records the
+      latest values.
 
   Returns:
     {key: [old, new]} of the step keys that grew in this call ({} otherwise).
@@ -75,7 +80,7 @@ def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
     new = json.loads(text)
     for key, default in (added_keys or {}).items():
       old.setdefault(key, json.loads(config_json({key: default}))[key])
-    changed = changed_keys(old, new)
+    changed = [k for k in changed_keys(old, new) if k not in eval_keys]
     if changed:
       diff = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed)
       steps_only = all(k in step_keys for k in changed)
