@@ -126,6 +126,8 @@ def test_tiny_run_end_to_end(tmp_path, monkeypatch):
     np.testing.assert_allclose(got, want, atol=1e-6)
   means = {r["guidance"]: r["mean"] for r in sel["rows"]}
   assert sel["chosen"] == max(means, key=means.get)
+  assert sel["temperature"] == c.temperature
+  assert all(len(r["uniqueness"]) == len(val_conds) for r in sel["rows"])
   assert os.path.getsize(tmp_path / "guidance_selection.md") > 0
   # evaluation-only keys may change on a trained workdir; training keys may not
   c2 = pnag_cost_test.get_config()

@@ -288,32 +288,37 @@ def select_guidance(config, workdir: str, guidances) -> dict[str, Any]:
   quantiles = [float(q) for q in _get(config, "validation_quantiles")]
   requests = [float(np.quantile(macs_T, q)) for q in quantiles]
   key = jax.random.key(_get(config, "seed") + 3000)     # run's requests: seed + 2000
+  temperature = _get(config, "temperature")
   rows = []
   for g in guidances:
-    hits = []
+    hits, unique = [], []
     for i, request in enumerate(requests):
       s = model_lib.sample(model, jax.random.fold_in(key, i), n,
                            condition=scale.condition(np.full((n,), request)),
-                           temperature=_get(config, "temperature"), guidance=g,
-                           decode="argmax")
+                           temperature=temperature, guidance=g, decode="argmax")
       hits.append(float(np.mean(_hits(_macs_of(model.space.name, s.archs), request, tol))))
-    rows.append({"guidance": g, "within_tolerance": hits, "mean": float(np.mean(hits))})
+      unique.append(metrics_lib.evaluate(model.space, s.archs).uniqueness)
+    rows.append({"guidance": g, "within_tolerance": hits, "mean": float(np.mean(hits)),
+                 "uniqueness": unique})
     logger.info("guidance %g: validation hits %s (mean %.3f)", g,
                 " / ".join(f"{h:.3f}" for h in hits), rows[-1]["mean"])
   chosen = max(rows, key=lambda r: r["mean"])["guidance"]
-  out = {"space": model.space.name, "validation_quantiles": quantiles,
+  out = {"space": model.space.name, "temperature": temperature,
+         "validation_quantiles": quantiles,
          "validation_requests_macs": requests, "tolerance": tol, "samples_per_request": n,
          "rows": rows, "chosen": chosen}
   with open(os.path.join(workdir, "guidance_selection.json"), "w") as f:
     json.dump(out, f, indent=1)
   lines = [f"**{out['space']}**, validation requests (training quantiles "
-           f"{', '.join(f'{q:g}' for q in quantiles)}), {n} samples each, plain decoding",
+           f"{', '.join(f'{q:g}' for q in quantiles)}), {n} samples each, plain decoding, "
+           f"temperature {temperature:g}; hits (valid and within {100 * tol:g}%), "
+           "lowest uniqueness",
            "", "| guidance | " + " | ".join(f"{r / 1e6:.1f}M" for r in requests) +
-           " | mean |", "|---" * (len(requests) + 2) + "|"]
+           " | mean | uniqueness |", "|---" * (len(requests) + 3) + "|"]
   for r in rows:
     lines.append(f"| {r['guidance']:g}{' (chosen)' if r['guidance'] == chosen else ''} | " +
                  " | ".join(f"{100 * h:.1f}%" for h in r["within_tolerance"]) +
-                 f" | {100 * r['mean']:.1f}% |")
+                 f" | {100 * r['mean']:.1f}% | {100 * min(r['uniqueness']):.1f}% |")
   with open(os.path.join(workdir, "guidance_selection.md"), "w") as f:
     f.write("\n".join(lines) + "\n")
   return out
