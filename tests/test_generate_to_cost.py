@@ -95,11 +95,17 @@ def test_tiny_run_end_to_end(tmp_path, monkeypatch):
     macs = np.array([cost.cost("mbv3", a).macs for a in uni], float)
     assert r["rejection_baseline"]["acceptance"] == pytest.approx(
         np.mean(np.abs(macs - r["request_macs"]) <= 0.05 * r["request_macs"]))
+    # ... and the uniform sampler's, reported beside it for OFA-subnet training
+    uni = spaces.get("mbv3").sample(np.random.default_rng([c.seed, 31]), c.pool_size)
+    macs = np.array([cost.cost("mbv3", a).macs for a in uni], float)
+    assert r["rejection_uniform"]["acceptance"] == pytest.approx(
+        np.mean(np.abs(macs - r["request_macs"]) <= 0.05 * r["request_macs"]))
   for f in ("results.json", "results.md", "config.json"):
     assert os.path.getsize(tmp_path / f) > 0
   saved = json.load(open(tmp_path / "results.json"))
   assert (saved["space"], saved["baseline_distribution"]) == ("mbv3", "ofa_subnets")
-  assert "rejection, ofa_subnets draws" in open(tmp_path / "results.md").read()
+  md = open(tmp_path / "results.md").read()
+  assert "rejection, ofa_subnets draws" in md and "rejection, uniform" in md
   again = g2c.run(c, str(tmp_path))     # resumes both stages from their checkpoints
   assert _untimed(again["requests"]) == _untimed(out["requests"])
 

@@ -85,25 +85,23 @@ def test_token_chunks_cover_a_step_with_doubling_ends():
 # forcing, sequential steps, cached sampling) are checked cheaply in
 # test_pnag_generator.py.
 @pytest.mark.slow
-@pytest.mark.parametrize("attention,step_order,token_inputs,step_sum", [
-    ("causal", "parallel", "codebook", False),
-    ("scale", "parallel", "codebook", False),
-    ("causal", "sequential", "codebook", False),
-    ("scale", "sequential", "codebook", False),
-    ("scale", "sequential", "codebook", True),
-    ("scale", "sequential", "codebook", "conditioned"),
-    ("scale", "sequential", "learned", False)])
+@pytest.mark.parametrize("attention,step_order,token_inputs,step_sum,conditioned", [
+    ("causal", "parallel", "codebook", False, False),
+    ("scale", "parallel", "codebook", False, False),
+    ("causal", "sequential", "codebook", False, False),
+    ("scale", "sequential", "codebook", False, False),
+    ("scale", "sequential", "codebook", True, False),
+    ("scale", "sequential", "codebook", True, True),
+    ("scale", "sequential", "learned", False, False)])
 def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
-    attention, step_order, token_inputs, step_sum):
+    attention, step_order, token_inputs, step_sum, conditioned):
   """The jitted sampler (running node context, caches) and teacher forcing
   (context rebuilt from the token sequence) draw the same greedy tokens: the
   graphs decoded from both agree. With learned token inputs the context,
   twins, previous token and running sum read the generator's table; the
   step_sum case also reads the codebook's running sum and the later_twins
-  and between_types context; "conditioned" adds a condition (AdaLN) read by
+  and between_types context; `conditioned` adds a condition (AdaLN) read by
   both, as generation to a requested cost uses it."""
-  conditioned = step_sum == "conditioned"
-  step_sum = bool(step_sum)
   from neuroprog.pnag import msq, train
   cfg = train.default_config(space="nb201", ae={"hidden": 8, "channels": 4, "codebook_size": 8,
                                                 "rounds": 1},

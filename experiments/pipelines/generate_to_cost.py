@@ -24,7 +24,8 @@ notebook.
    maps decoded by the space's constrained decoder are a second column.
 4. Baselines, per request: rejection sampling from (a) the same generator
    under the null condition (unconditional) and (b) the training set's own
-   distribution (`arch_distribution`: the uniform sampler by default),
+   distribution (`arch_distribution`: the uniform sampler by default; the
+   uniform sampler as well where the training distribution differs),
    measured on one pool of `pool_size` draws each: the acceptance rate, the
    draws per accepted architecture (1 / rate) and the accepted
    architectures per second of sampling.
@@ -236,10 +237,15 @@ def evaluate(model, config, scale: CostScale, macs_T) -> dict[str, Any]:
   gen_valid_archs, gen_valid_secs = draw(jax.random.fold_in(key, 999), None, "valid")
   gen_valid_macs = _macs_of(space.name, gen_valid_archs)
   t0 = time.time()
-  uni_archs = pnag_train.draw_archs(config, space,
-                                    np.random.default_rng([_get(config, "seed"), 31]), pool)
-  uni_secs = time.time() - t0
-  uni_macs = _macs_of(space.name, uni_archs)
+  def pool_of(draw):   # (MACs [pool], draws per second) of a sampler's pool
+    t0 = time.time()
+    archs = draw(np.random.default_rng([_get(config, "seed"), 31]), pool)
+    return _macs_of(space.name, archs), pool / max(time.time() - t0, 1e-9)
+
+  base_macs, base_rate = pool_of(lambda rng, k: pnag_train.draw_archs(config, space, rng, k))
+  # The issue's uniform sampler beside it, where the training distribution differs.
+  uniform_pool = (pool_of(space.sample) if _get(config, "arch_distribution") != "uniform"
+                  else None)
   rows = []
   for i, request in enumerate(requests):
     cond = scale.condition(np.full((n,), request))
@@ -254,7 +260,9 @@ def evaluate(model, config, scale: CostScale, macs_T) -> dict[str, Any]:
         "rejection_unconditional": _rejection(gen_macs, request, tol, pool / gen_secs),
         "rejection_unconditional_constrained": _rejection(gen_valid_macs, request, tol,
                                                           pool / gen_valid_secs),
-        "rejection_baseline": _rejection(uni_macs, request, tol, pool / max(uni_secs, 1e-9)),
+        "rejection_baseline": _rejection(base_macs, request, tol, base_rate),
+        **({"rejection_uniform": _rejection(uniform_pool[0], request, tol, uniform_pool[1])}
+           if uniform_pool else {}),
     })
     c = rows[-1]["conditional"]
     logger.info("request %.1fM MACs: %.3f within %.0f%% (constrained %.3f), uniqueness "
@@ -296,8 +304,9 @@ def select_guidance(config, workdir: str, guidances) -> dict[str, Any]:
       s = model_lib.sample(model, jax.random.fold_in(key, i), n,
                            condition=scale.condition(np.full((n,), request)),
                            temperature=temperature, guidance=g, decode="argmax")
-      hits.append(float(np.mean(_hits(_macs_of(model.space.name, s.archs), request, tol))))
-      unique.append(metrics_lib.evaluate(model.space, s.archs).uniqueness)
+      row = _request_row(model.space, s.archs, request, tol, None)
+      hits.append(row["within_tolerance"])
+      unique.append(row["uniqueness"])
     rows.append({"guidance": g, "within_tolerance": hits, "mean": float(np.mean(hits)),
                  "uniqueness": unique})
     logger.info("guidance %g: validation hits %s (mean %.3f)", g,
@@ -327,6 +336,7 @@ def select_guidance(config, workdir: str, guidances) -> dict[str, Any]:
 def markdown(results) -> str:
   """results.md: one row per requested value."""
   tol = 100 * results["tolerance"]
+  uniform = "rejection_uniform" in results["requests"][0]
   lines = [f"**{results['space']}**, {results['samples_per_request']} samples per request, "
            f"tolerance {tol:.0f}%, guidance {results['guidance']:g}; training MACs "
            f"{results['train_macs']['min'] / 1e6:.1f}M-{results['train_macs']['max'] / 1e6:.1f}M",
@@ -335,8 +345,8 @@ def markdown(results) -> str:
            "(constrained decoder) | validity | uniqueness | median relative error | "
            "samples/s | rejection, unconditional generator: draws per accepted "
            f"(constrained) | rejection, {results['baseline_distribution']} draws: draws per "
-           "accepted |",
-           "|---|---|---|---|---|---|---|---|"]
+           "accepted |" + (" rejection, uniform: draws per accepted |" if uniform else ""),
+           "|---" * (9 if uniform else 8) + "|"]
   fmt = lambda v: "never accepted" if v is None else f"{v:.1f}"
   for r in results["requests"]:
     c, cv = r["conditional"], r["conditional_constrained"]
@@ -347,5 +357,6 @@ def markdown(results) -> str:
         f"{100 * c['uniqueness']:.1f}% | {err} | {c['samples_per_s']} | "
         f"{fmt(r['rejection_unconditional']['draws_per_accepted'])} "
         f"({fmt(r['rejection_unconditional_constrained']['draws_per_accepted'])}) | "
-        f"{fmt(r['rejection_baseline']['draws_per_accepted'])} |")
+        f"{fmt(r['rejection_baseline']['draws_per_accepted'])} |" +
+        (f" {fmt(r['rejection_uniform']['draws_per_accepted'])} |" if uniform else ""))
   return "\n".join(lines)
