@@ -1,4 +1,6 @@
 """Tests of neuroprog.pnag.model's token draw (the sampler's inner step)."""
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -92,6 +94,7 @@ def test_token_chunks_cover_a_step_with_doubling_ends():
     ("scale", "sequential", "codebook", False, False),
     ("scale", "sequential", "codebook", True, False),
     ("scale", "sequential", "codebook", True, True),
+    ("scale", "sequential", "codebook", True, "budget"),
     ("scale", "sequential", "learned", False, False)])
 def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
     attention, step_order, token_inputs, step_sum, conditioned):
@@ -101,7 +104,10 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
   twins, previous token and running sum read the generator's table; the
   step_sum case also reads the codebook's running sum and the later_twins
   and between_types context; `conditioned` adds a condition (AdaLN) read by
-  both, as generation to a requested cost uses it."""
+  both, as generation to a requested cost uses it; "budget" also the budget
+  inputs (the spend so far from a random spend table and the rest of the
+  request), carried by the sampler and rebuilt from the tokens in teacher
+  forcing."""
   from neuroprog.pnag import msq, train
   cfg = train.default_config(space="nb201", ae={"hidden": 8, "channels": 4, "codebook_size": 8,
                                                 "rounds": 1},
@@ -111,6 +117,9 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
                                   "between_types": step_sum,
                                   **({"cond_dim": 3} if conditioned else {})})
   space, ae_cfg, gen_cfg = train.build(cfg)
+  budget = conditioned == "budget"
+  if budget:
+    gen_cfg = dataclasses.replace(gen_cfg, budget_inputs=True)
   assert ae_cfg.scale_tokens == "new" and gen_cfg.seq_len == 64
   ae, gen = model.autoencoder_for(ae_cfg), model.generator_for(gen_cfg)
   st = ae.init(jax.random.key(0))
@@ -145,7 +154,8 @@ def test_greedy_sampler_equals_greedy_teacher_forcing_on_new_entry_tokens(
                                   table, gen_cfg.scales, 8, ae_cfg.node_sets, True,
                                   gen_cfg.later_twins, gen_cfg.between_types)
     prev = model.teacher_previous(gen_cfg, toks, table)
-    return gen.apply({"params": params}, inputs, cond, None, prev).argmax(-1).astype(jnp.int32)
+    return gen.apply({"params": params}, inputs, cond, None, prev,
+                     toks if budget else None).argmax(-1).astype(jnp.int32)
 
   toks = jnp.zeros((n, 64), jnp.int32)
   for t, lo in enumerate(gen_cfg.offsets):   # scale t's tokens depend on scales < t only

@@ -14,7 +14,11 @@ notebook.
    architecture, 1 at the most expensive), through the generator's AdaLN,
    the same mechanism as the accuracy condition of the NB201 search;
    `uncond_prob` of the rows train the null condition (classifier-free
-   guidance).
+   guidance). With `budget_inputs` the generator also reads, at every
+   generation step, the spend so far and what remains of the request
+   (`GenConfig.budget_inputs`; the condition gains the request in units of
+   the training set's most expensive architecture, and the spend table is
+   fitted on the training set's sub-architecture costs, `pnag.budget`).
 3. Requests: the MACs at `request_quantiles` of the training set, i.e.
    values across the space's range that its architectures actually take.
    For each: `samples_per_request` samples at that condition with guidance
@@ -48,9 +52,11 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 
+from neuroprog.pnag import budget as budget_lib
 from neuroprog.pnag import cost as cost_lib
 from neuroprog.pnag import metrics as metrics_lib
 from neuroprog.pnag import model as model_lib
+from neuroprog.pnag import msq
 from neuroprog.pnag import search
 from neuroprog.pnag import train as pnag_train
 from neuroprog.run import workdir as workdir_lib
@@ -67,6 +73,9 @@ SCHEMA = pnag_train.SCHEMA.extend("generation to a requested cost", {
     # Requests that settings (guidance) are chosen on: other quantiles of the
     # training MACs and another sampling key than the reported requests'.
     "validation_quantiles": (0.15, 0.385, 0.615, 0.85),
+    # The generator reads the spend so far and the rest of the request at
+    # every step (module doc, 2.; GenConfig.budget_inputs).
+    "budget_inputs": False,
 }, drop=("train_fraction", "num_samples", "decode"),
    positive_ints=("samples_per_request", "pool_size"))
 
@@ -106,12 +115,24 @@ def validate_config(config) -> None:
 class CostScale:
   """The map between MACs and the condition position c in [0, 1]:
   c = (log macs - log lo) / (log hi - log lo), lo / hi the training set's
-  cheapest and most expensive architecture."""
+  cheapest and most expensive architecture. request_column: the condition
+  also carries macs / hi as its last entry (the budget inputs' request)."""
 
-  def __init__(self, macs_T):
+  def __init__(self, macs_T, request_column: bool = False):
     self.lo, self.hi = float(np.min(macs_T)), float(np.max(macs_T))
     if not self.hi > self.lo:
       raise ValueError("CostScale: every training architecture has the same cost.")
+    self.request_column = bool(request_column)
+
+  @property
+  def dim(self) -> int:
+    """Width of the condition vector."""
+    return search.NUM_LEVEL_FEATURES + int(self.request_column)
+
+  def units(self, macs) -> np.ndarray:
+    """float32: MACs in the budget inputs' units (the most expensive
+    training architecture is 1)."""
+    return (np.asarray(macs, np.float64) / self.hi).astype(np.float32)
 
   def position(self, macs) -> np.ndarray:
     c = (np.log(np.asarray(macs, np.float64)) - np.log(self.lo)) / (
@@ -119,8 +140,11 @@ class CostScale:
     return c.astype(np.float32)
 
   def condition(self, macs) -> jax.Array:
-    """float32[B, 8]: the generator's condition for requested MACs [B]."""
-    return search.level_features(np.clip(self.position(macs), 0.0, 1.0))
+    """float32[B, dim]: the generator's condition for requested MACs [B]."""
+    feats = search.level_features(np.clip(self.position(macs), 0.0, 1.0))
+    if self.request_column:
+      feats = jnp.concatenate([feats, jnp.asarray(self.units(macs))[:, None]], -1)
+    return feats
 
 
 def _macs_of(space_name, archs) -> np.ndarray:
@@ -163,14 +187,17 @@ def _trained(config, workdir: str, extend: bool):
   base = ml_collections.ConfigDict({k: v for k, v in config.items()
                                     if k in pnag_train.SCHEMA.keys})
   space, ae_cfg, gen_cfg = pnag_train.build(base)
-  gen_cfg = dataclasses.replace(gen_cfg, cond_dim=search.NUM_LEVEL_FEATURES)
+  budget = bool(_get(config, "budget_inputs"))
+  gen_cfg = dataclasses.replace(gen_cfg, cond_dim=search.NUM_LEVEL_FEATURES + int(budget),
+                                budget_inputs=budget)
   workdir_lib.prepare(workdir, config, step_keys=pnag_train.STEP_KEYS, extend=extend,
-                      added_keys={"validation_quantiles": SCHEMA.defaults["validation_quantiles"]},
+                      added_keys={k: SCHEMA.defaults[k] for k in ("validation_quantiles",
+                                                                  "budget_inputs")},
                       eval_keys=EVAL_KEYS)
   t_start = time.time()
   train, _ = pnag_train.split(base, space)
   macs_T = _macs_of(space.name, train)
-  scale = CostScale(macs_T)
+  scale = CostScale(macs_T, request_column=budget)
   ops_T, adj_T = space.encode_batch(train)
   cond_T = jnp.asarray(scale.condition(macs_T))
   uncond_prob = float(_get(config, "uncond_prob"))
@@ -184,11 +211,41 @@ def _trained(config, workdir: str, extend: bool):
     ae_state, t1 = pnag_train.train_stage1(base, ae_cfg, ops_T, adj_T, workdir, writer)
     gen_params, t2 = pnag_train.train_stage2(base, ae_cfg, gen_cfg, ae_state, ops_T, adj_T,
                                              workdir, writer, name="stage2_cost",
-                                             cond_fn=cond_fn)
+                                             cond_fn=cond_fn,
+                                             spend_fn=lambda toks: _spend_table(
+                                                 space, ae_cfg, gen_cfg, scale, ops_T, adj_T,
+                                                 toks, workdir))
   ae = model_lib.autoencoder_for(ae_cfg)
   model = model_lib.PNAG(space, ae_cfg, gen_cfg, ae_state.params, ae.codebook_of(ae_state),
                          gen_params)
   return model, scale, macs_T, t1, t2, t_start
+
+
+def _spend_table(space, ae_cfg, gen_cfg, scale: CostScale, ops_T, adj_T, toks_TxL,
+                 workdir: str) -> np.ndarray:
+  """float32 [L, K]: the budget inputs' spend table, fitted on the training
+  set (`budget.fit_spend_table`): the target after each generation step is
+  the MACs (in `CostScale.units`) of the sub-architecture of the step's
+  scale. Writes the fit's R^2 per step to workdir/spend_fit.json."""
+  t0 = time.time()
+  sizes = gen_cfg.scales
+  costs_TxS = budget_lib.sub_costs(space.name, ops_T, adj_T, sizes)
+  if ae_cfg.new_entries:   # two steps per scale: types, then wiring
+    step_scale = [t for t, *_ in msq.new_entry_layout(ae_cfg.node_sets,
+                                                      ae_cfg.num_nodes).groups]
+  else:
+    step_scale = list(range(len(sizes)))
+  targets = scale.units(costs_TxS[:, step_scale])
+  fit = budget_lib.fit_spend_table(toks_TxL, targets, gen_cfg.counts, gen_cfg.codebook_size)
+  info = {"r2_per_step": [round(float(r), 5) for r in fit.r2],
+          "max_abs_error_final": fit.max_abs_error,
+          "max_abs_error_final_macs": fit.max_abs_error * scale.hi,
+          "seconds": round(time.time() - t0, 1)}
+  with open(os.path.join(workdir, "spend_fit.json"), "w") as f:
+    json.dump(info, f, indent=1)
+  logger.info("spend table: R^2 after the last step %.5f, largest error %.2fM MACs (%.0f s)",
+              fit.r2[-1], info["max_abs_error_final_macs"] / 1e6, info["seconds"])
+  return fit.table
 
 
 def run(config, workdir: str, *, extend: bool = False) -> dict[str, Any]:

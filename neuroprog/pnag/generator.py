@@ -110,6 +110,18 @@ class GenConfig:
   # of the nodes between a wiring token's two endpoints.
   later_twins: bool = False
   between_types: bool = False
+  # Budget inputs (sequential steps only): the condition's last entry is a
+  # requested cost r (in the units of `spend_table`), and every position of
+  # step g also reads [s, r - s, 1] through `budget_proj`, s = the spend so
+  # far: sum of spend_table[p', code p'] over the tokens of steps < g (with
+  # the null condition [s, 0, 0]). Why: AdaLN tells every token the total
+  # request, but a cost is a sum over the layers drawn, and a token that
+  # sees only its own step cannot know how much of the request earlier
+  # steps have used; with the spend so far, the last layers can make up the
+  # difference. spend_table [L, K] is a fixed parameter, fitted before
+  # training (`budget.fit_spend_table`) and never updated by the optimizer
+  # (its gradient is stopped).
+  budget_inputs: bool = False
 
   def __post_init__(self):
     if self.tokens_per_step is not None:
@@ -122,11 +134,14 @@ class GenConfig:
     if self.step_order not in STEP_ORDERS:
       raise ValueError(f"generator step_order={self.step_order!r}; allowed: "
                        f"{list(STEP_ORDERS)}.")
-    for k in ("step_sum", "later_twins", "between_types"):
+    for k in ("step_sum", "later_twins", "between_types", "budget_inputs"):
       if not isinstance(getattr(self, k), (bool, np.bool_)):
         raise ValueError(f"generator {k}={getattr(self, k)!r} must be a bool.")
     if self.step_sum and self.step_order != "sequential":
       raise ValueError(f"generator step_sum=True needs step_order='sequential', got "
+                       f"{self.step_order!r}.")
+    if self.budget_inputs and self.step_order != "sequential":
+      raise ValueError(f"generator budget_inputs=True needs step_order='sequential', got "
                        f"{self.step_order!r}.")
     if self.token_inputs not in TOKEN_INPUTS:
       raise ValueError(f"generator token_inputs={self.token_inputs!r}; allowed: "
@@ -160,6 +175,11 @@ class GenConfig:
   def offsets(self) -> tuple[int, ...]:
     """Start position of each scale in the sequence."""
     return tuple(int(x) for x in np.cumsum((0,) + self.counts[:-1]))
+
+  @property
+  def step_of(self) -> np.ndarray:
+    """int [L]: the generation step of each position."""
+    return np.repeat(np.arange(len(self.counts)), self.counts)
 
   @property
   def sequential(self) -> bool:
@@ -425,6 +445,10 @@ class GeneratorModules(nn.Module):
                                     (c.codebook_size, c.channels))
     if c.sequential:
       self.prev_proj = nn.Dense(c.width)
+    if c.budget_inputs:
+      self.spend_table = self.param("spend_table", nn.initializers.zeros,
+                                    (c.seq_len, c.codebook_size))
+      self.budget_proj = nn.Dense(c.width)
     self.cond_in = nn.Dense(c.width)
     self.blocks = [Block(c.width, c.heads, c.mlp_ratio, name=f"block_{i}")
                    for i in range(c.depth)]
@@ -443,6 +467,31 @@ class GeneratorModules(nn.Module):
     elif drop_B is not None:
       cond_BxC = jnp.where(drop_B[:, None], null, cond_BxC)
     return self.cond_in(cond_BxC)
+
+  def budget(self, spent_BxP: jax.Array, cond_BxC: Optional[jax.Array],
+             has_B: Optional[jax.Array] = None) -> jax.Array:
+    """float32 [B, P, d]: the budget inputs of P positions (`budget_inputs`).
+
+    spent: float32 [B, P], the spend so far at each position; cond: the
+    condition [B, cond_dim] whose last entry is the requested cost, or None
+    (null condition); has: float32 [B], 1 where the row is conditioned, 0
+    where it reads the null condition (default: all 1 with a condition)."""
+    b = spent_BxP.shape[0]
+    if cond_BxC is None:
+      req, has = jnp.zeros((b,)), jnp.zeros((b,))
+    else:
+      req = cond_BxC[:, -1]
+      has = jnp.ones((b,)) if has_B is None else has_B
+    feats = jnp.stack([spent_BxP, has[:, None] * (req[:, None] - spent_BxP),
+                       jnp.broadcast_to(has[:, None], spent_BxP.shape)], -1)
+    return self.budget_proj(feats)
+
+  def spend(self, codes_BxP: jax.Array, offset: int = 0) -> jax.Array:
+    """float32 [B]: the summed spend of P consecutive tokens at positions
+    offset.. (int32 codes [B, P]), from the fixed `spend_table`."""
+    p = codes_BxP.shape[1]
+    table = jax.lax.stop_gradient(self.spend_table)[offset:offset + p]     # [P, K]
+    return jnp.sum(table[jnp.arange(p)[None, :], codes_BxP], -1)
 
   def step_inputs(self, t: int, x_BxPxC: Optional[jax.Array], batch: int,
                   projected: bool = False) -> jax.Array:
@@ -465,18 +514,30 @@ class GeneratorModules(nn.Module):
       x = x_BxPxC
     return x + pos + self.level[t]
 
+  def _spent(self, tokens_BxL: jax.Array) -> jax.Array:
+    """float32 [B, L]: the spend so far at each position under teacher
+    forcing: the spend of every token of the earlier steps, as one matmul
+    with a constant [L, L] matrix."""
+    c = self.cfg
+    table = jax.lax.stop_gradient(self.spend_table)
+    vals = table[jnp.arange(c.seq_len)[None, :], tokens_BxL]             # [B, L]
+    earlier = (c.step_of[None, :] < c.step_of[:, None]).astype(np.float32)
+    return vals @ jnp.asarray(earlier).T
+
   def _head(self, x, c_BxD):
     sh, sc = jnp.split(self.final_ada(nn.silu(c_BxD))[:, None, :], 2, -1)
     return self.head(_modulate(self.final_ln(x), sh, sc))
 
   def __call__(self, inputs_BxLxC: jax.Array, cond_BxC: Optional[jax.Array] = None,
-               drop_B: Optional[jax.Array] = None, prev_BxLxC: Optional[jax.Array] = None):
+               drop_B: Optional[jax.Array] = None, prev_BxLxC: Optional[jax.Array] = None,
+               tokens_BxL: Optional[jax.Array] = None):
     """Teacher-forced logits [B, L, K]. inputs: next-scale inputs at every
     position (rows of scale 1 are ignored: they read the start vector);
     drop_B: rows whose condition is replaced by the null one (see condition);
     prev: float32 [B, L, C] (2 C with `running_sum`), the previous token's
     code within its step (`previous_codes`), required with
-    step_order="sequential", else unused."""
+    step_order="sequential", else unused; tokens: int32 [B, L], the
+    teacher tokens, required with `budget_inputs` (their spend so far)."""
     c = self.cfg
     b = inputs_BxLxC.shape[0]
     cvec = self.condition(cond_BxC, b, drop_B)
@@ -487,6 +548,11 @@ class GeneratorModules(nn.Module):
       if prev_BxLxC is None:
         raise ValueError("a sequential generator needs the previous codes (prev).")
       x = x + self.prev_proj(prev_BxLxC)
+    if c.budget_inputs:
+      if tokens_BxL is None:
+        raise ValueError("a generator with budget_inputs needs the teacher tokens.")
+      x = x + self.budget(self._spent(tokens_BxL), cond_BxC,
+                          None if drop_B is None else 1.0 - drop_B.astype(jnp.float32))
     x = x + self.pos + self.level[step_of]
     if c.attention == "scale":   # each step on its own: no L x L matrices
       steps = step_buckets(c.counts, c.sequential)
@@ -539,7 +605,9 @@ def init_params(cfg: GenConfig, key: jax.Array):
   """Fresh generator parameters of a config (from zero inputs of batch 1)."""
   x = jnp.zeros((1, cfg.seq_len, cfg.in_dim))
   prev = jnp.zeros((1, cfg.seq_len, cfg.prev_dim)) if cfg.sequential else None
-  return GeneratorModules(cfg).init(key, x, None, None, prev)["params"]
+  toks = jnp.zeros((1, cfg.seq_len), jnp.int32) if cfg.budget_inputs else None
+  cond = jnp.zeros((1, cfg.cond_dim)) if cfg.budget_inputs else None
+  return GeneratorModules(cfg).init(key, x, cond, None, prev, toks)["params"]
 
 
 def empty_buffers(cfg: GenConfig, batch: int, size: int):

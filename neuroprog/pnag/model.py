@@ -309,7 +309,8 @@ def generator_loss(gen: gen_lib.GeneratorModules, params, inputs_BxLxC, tokens_B
   prediction. cond_BxC: float32 [B, cond_dim] or None (null condition);
   drop_B: bool [B], rows trained on the null condition instead (CFG);
   prev_BxLxC: `teacher_previous` (sequential generators)."""
-  logits = gen.apply({"params": params}, inputs_BxLxC, cond_BxC, drop_B, prev_BxLxC)
+  toks = tokens_BxL if gen.cfg.budget_inputs else None
+  logits = gen.apply({"params": params}, inputs_BxLxC, cond_BxC, drop_B, prev_BxLxC, toks)
   logp = jax.nn.log_softmax(logits)
   ce = -jnp.mean(jnp.take_along_axis(logp, tokens_BxL[..., None], -1))
   acc = jnp.mean(logits.argmax(-1) == tokens_BxL)
@@ -398,10 +399,22 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
   new = ae_cfg.scale_tokens == "new"
   lay = msq.new_entry_layout(ae_cfg.node_sets, size) if new else None
 
+  if gen_cfg.budget_inputs and not (new and gen_cfg.sequential):
+    raise ValueError("budget_inputs are sampled only with new-entry tokens drawn "
+                     "sequentially (scale_tokens='new', step_order='sequential').")
+
   def run(ae_params, codebook, gen_params, key, cond_BxC):
     guided = cond_BxC is not None and guidance != 1.0
     b = 2 * n if guided else n
     v = {"params": gen_params}
+    # budget inputs: the spend of the tokens drawn so far ([n], shared by the
+    # guided pair of rows) and which of the b rows are conditioned
+    spent = jnp.zeros((n,))
+    if guided:
+      budget_cond = jnp.concatenate([cond_BxC, cond_BxC])
+      has = jnp.concatenate([jnp.ones((n,)), jnp.zeros((n,))])
+    else:
+      budget_cond, has = cond_BxC, None
     cvec = gen.apply(v, cond_BxC, n, method=gen_lib.GeneratorModules.condition)
     if guided:   # classifier-free guidance: conditional and null rows together
       cnull = gen.apply(v, None, n, method=gen_lib.GeneratorModules.condition)
@@ -434,6 +447,10 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
       earlier = (gen_lib.empty_caches(gen_cfg, b) if gen_cfg.attention == "scale"
                  else caches)   # "scale": a step attends only to itself
       e = gen.apply(v, step, x, b, projected, method=gen_lib.GeneratorModules.step_inputs)
+      if gen_cfg.budget_inputs:
+        s_b = jnp.concatenate([spent, spent]) if guided else spent
+        e = e + gen.apply(v, s_b[:, None], budget_cond, has,
+                          method=gen_lib.GeneratorModules.budget)
       # token p's uniforms from fold_in(step key, p), as drawn one token at a
       # time before, so a key gives the same samples; all at once, outside
       # the scan (random bits per token cost more than the token's arithmetic)
@@ -495,6 +512,9 @@ def _sample_graphs(ae_cfg, gen_cfg, n, temperature, top_k, guidance, space_name=
           if guided:
             x = jnp.concatenate([x, x])
         idx = draw(g, x)
+        if gen_cfg.budget_inputs:
+          spent = spent + gen.apply(v, idx, gen_cfg.offsets[g],
+                                    method=gen_lib.GeneratorModules.spend)
         codes.append(codebook[idx])
         read = table[idx]
         scale_codes.setdefault(t, []).append(read)

@@ -274,12 +274,17 @@ def token_data(ae_cfg, ae_params, codebook_KxC, ops_T, adj_T) -> jax.Array:
   return jnp.concatenate(toks)
 
 
-def stage2_step(config, ae_cfg, gen_cfg, codebook_KxC, toks_TxL, cond_fn=None):
+def stage2_step(config, ae_cfg, gen_cfg, codebook_KxC, toks_TxL, cond_fn=None,
+                spend_table_LxK=None):
   """(initial state, step function) of generator training on token maps
   toks int32 [T, L] (`token_data`) of the stage-1 codebook float32 [K, C]:
   state {"params", "opt"}; step(state, step int32[]) -> (state, {"loss",
   "token_acc"}), jittable, drawing its batch from toks by the step's key.
-  cond_fn: see `train_stage2`."""
+  cond_fn: see `train_stage2`. spend_table: float32 [L, K], the fixed spend
+  table of a generator with `budget_inputs` (required then)."""
+  if gen_cfg.budget_inputs and spend_table_LxK is None:
+    raise ValueError("a generator with budget_inputs needs its spend table "
+                     "(neuroprog.pnag.budget.fit_spend_table).")
   gen = model_lib.generator_for(gen_cfg)
   toks, codebook = toks_TxL, codebook_KxC
 
@@ -303,8 +308,11 @@ def stage2_step(config, ae_cfg, gen_cfg, codebook_KxC, toks_TxL, cond_fn=None):
     prev = model_lib.teacher_previous(gen_cfg, toks_BxL, eye if learned else codebook)
     return model_lib.through_table(prev, table_KxC) if learned and prev is not None else prev
 
-  params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1], codebook), None, None,
-                    prev_of(toks[:1], codebook))["params"]
+  init_cond = jnp.zeros((1, gen_cfg.cond_dim)) if gen_cfg.budget_inputs else None
+  params = gen.init(jax.random.fold_in(key, 2), inputs_of(toks[:1], codebook), init_cond,
+                    None, prev_of(toks[:1], codebook), toks[:1])["params"]
+  if gen_cfg.budget_inputs:
+    params = {**params, "spend_table": jnp.asarray(spend_table_LxK, jnp.float32)}
   state = {"params": params, "opt": opt.init(params)}
 
   def one(carry, step):
@@ -324,17 +332,20 @@ def stage2_step(config, ae_cfg, gen_cfg, codebook_KxC, toks_TxL, cond_fn=None):
 
 
 def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, writer,
-                 stop_at_step=None, *, name: str = "stage2", cond_fn=None):
+                 stop_at_step=None, *, name: str = "stage2", cond_fn=None, spend_fn=None):
   """Trains the generator on the stage-1 token maps; returns (params, seconds).
 
   cond_fn: None (unconditional: the null condition throughout) or a jittable
   f(key, idx int32[B]) -> (cond float32[B, cond_dim], drop bool[B]) giving
   the condition of each sampled training architecture and which rows train
-  the null condition (classifier-free guidance). name: checkpoint folder.
+  the null condition (classifier-free guidance). spend_fn: with
+  `budget_inputs`, f(tokens int32 [T, L]) -> spend table float32 [L, K],
+  fitted on the training set's token maps. name: checkpoint folder.
   """
   codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
   toks = token_data(ae_cfg, ae_state.params, codebook, ops_T, adj_T)
-  state, one = stage2_step(config, ae_cfg, gen_cfg, codebook, toks, cond_fn)
+  spend = spend_fn(np.asarray(toks)) if gen_cfg.budget_inputs else None
+  state, one = stage2_step(config, ae_cfg, gen_cfg, codebook, toks, cond_fn, spend)
   state, secs = _run_stage(name, workdir, config, state, one, _get(config, "gen_steps"),
                            writer, stop_at_step)
   return state["params"], secs
