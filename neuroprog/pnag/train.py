@@ -340,11 +340,22 @@ def train_stage2(config, ae_cfg, gen_cfg, ae_state, ops_T, adj_T, workdir, write
   the condition of each sampled training architecture and which rows train
   the null condition (classifier-free guidance). spend_fn: with
   `budget_inputs`, f(tokens int32 [T, L]) -> spend table float32 [L, K],
-  fitted on the training set's token maps. name: checkpoint folder.
+  fitted on the training set's token maps (not called when a checkpoint is
+  resumed: it holds the table). name: checkpoint folder.
   """
   codebook = model_lib.autoencoder_for(ae_cfg).codebook_of(ae_state)
   toks = token_data(ae_cfg, ae_state.params, codebook, ops_T, adj_T)
-  spend = spend_fn(np.asarray(toks)) if gen_cfg.budget_inputs else None
+  spend = None
+  if gen_cfg.budget_inputs:
+    # A checkpoint holds the fitted table with the rest of the parameters, so
+    # a resumed run needs only its shape (the fit reads every training
+    # architecture's sub-architecture costs: a minute or two).
+    mngr = checkpoint.manager(os.path.join(workdir, "checkpoints", name),
+                              _get(config, "keep_checkpoints"))
+    resuming = mngr.latest_step() is not None
+    mngr.close()
+    spend = (np.zeros((gen_cfg.seq_len, gen_cfg.codebook_size), np.float32) if resuming
+             else spend_fn(np.asarray(toks)))
   state, one = stage2_step(config, ae_cfg, gen_cfg, codebook, toks, cond_fn, spend)
   state, secs = _run_stage(name, workdir, config, state, one, _get(config, "gen_steps"),
                            writer, stop_at_step)
