@@ -21,6 +21,13 @@ def test_cost_scale_maps_the_training_range_to_unit_interval():
       np.array([0.0, 0.5, 1.0], np.float32))), atol=1e-6)
   with pytest.raises(ValueError, match="same cost"):
     g2c.CostScale(np.array([5.0, 5.0]))
+  # budget inputs: the request itself (in units of the most expensive
+  # training architecture, unclipped) follows the level features
+  budget = g2c.CostScale(np.array([100e6, 400e6, 200e6]), request_column=True)
+  assert budget.dim == search.NUM_LEVEL_FEATURES + 1 and scale.dim == search.NUM_LEVEL_FEATURES
+  cond_b = np.asarray(budget.condition(np.array([50e6, 200e6, 800e6])))
+  np.testing.assert_allclose(cond_b[:, :-1], cond, atol=1e-6)
+  np.testing.assert_allclose(cond_b[:, -1], [0.125, 0.5, 2.0], atol=1e-6)
 
 
 def test_hits_and_rejection_rates():
@@ -68,6 +75,14 @@ def test_config_errors():
   bad = pnag_cost_test.get_config()
   bad.gen = {"cond_dim": 4}
   with pytest.raises(ValueError, match="cond_dim"):
+    g2c.validate_config(bad)
+  budget = pnag_mbv3_cost.get_config()
+  budget.budget_inputs = True
+  g2c.validate_config(budget)
+  bad = pnag_cost_test.get_config()      # the image pyramid: parallel block tokens
+  bad.budget_inputs = True
+  with pytest.raises(ValueError, match=r"budget_inputs=True .* got \('pyramid', 'block', "
+                                       r"'parallel'\)"):
     g2c.validate_config(bad)
   bad = pnag_cost_test.get_config()
   bad.tolerance = 1.5

@@ -107,6 +107,13 @@ def validate_config(config) -> None:
     qs = tuple(_get(config, k))
     if not qs or not all(0 <= q <= 1 for q in qs):
       raise ValueError(f"config.{k}={qs}; allowed: values in [0, 1].")
+  if _get(config, "budget_inputs"):
+    ae, gen = dict(_get(config, "ae")), dict(_get(config, "gen"))
+    got = (_get(config, "schedule"), ae.get("scale_tokens"), gen.get("step_order"))
+    if got != ("subarch", "new", "sequential"):
+      raise ValueError(f"config.budget_inputs=True samples the spend so far step by step: "
+                       f"it needs schedule='subarch', ae.scale_tokens='new' and "
+                       f"gen.step_order='sequential', got {got}.")
   for k in ("uncond_prob", "tolerance"):
     if not 0 <= _get(config, k) < 1:
       raise ValueError(f"config.{k}={_get(config, k)!r}; allowed: [0, 1).")
