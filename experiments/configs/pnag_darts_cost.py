@@ -4,7 +4,19 @@ cells, 36 channels): five requested values, 1,000 samples each.
   python -m experiments.generate_to_cost --config=experiments/configs/pnag_darts_cost.py \
       --workdir=workdirs/pnag_darts_cost
 
-Thirtieth session, 2-core CPU, 2026-12-03 (trained at commit 2b3beda; guidance and
+Thirty-first session, 2-core Intel Xeon, 2026-12-03 (trained at commit 1190c52 with
+`--config.budget_inputs=True`, fresh; the requests read at 7b6720d, alone; training shared
+with tests, so no time is quoted): with budget inputs (`GenConfig.budget_inputs`; spend table
+R^2 >= 0.99996) 96.5 / 95.8 / 95.8 / 95.3 / 96.6% plainly decoded (constrained 100.0% at each)
+of samples are valid and within 5% of 341.0 / 413.8 / 458.2 / 503.6 / 584.0M MACs (target 90%:
+met), median error 0.1-0.2%, uniqueness 100%, 767-874 samples per second; uniform rejection
+needs 19.0 / 5.0 / 4.1 / 4.7 / 12.7 draws per hit. Validation requests (mean share of hits, at
+guidance 1), with / without budget inputs: temperature 1.0 88.6 / 87.2%, 0.85 92.5 / 90.9%,
+0.7 94.2 / 92.8%, 0.5 96.2% / not tried.
+Details: BUILD_NOTES.md ("Generation to a requested cost with budget inputs").
+
+Before, without budget inputs (`--config.budget_inputs=False --config.temperature=0.7`),
+thirtieth session, 2-core CPU, 2026-12-03 (trained at commit 2b3beda; guidance and
 temperature chosen on validation requests and the requests re-evaluated with this config
 later; cores shared, so no time is quoted): 89.3 / 90.7 / 94.9 / 95.7 / 97.8% plainly decoded
 (constrained 91.3 / 91.5 / 96.0 / 97.0 / 99.0%) of samples are valid and within 5% of 341.0 /
