@@ -67,7 +67,8 @@ def get_config(variant=None):
   #       --workdir=WD --config.temperature=T --select_guidance=G
   # (workdir's guidance_selection.md; docstring and BUILD_NOTES.md). Guidance (without
   # budget inputs, temperature 1): 1 87.2%, 1.5 81.3%, 2 65.8%, 3 42.5%; temperature with
-  # budget inputs at guidance 1: 1.0 88.6%, 0.85 92.5%, 0.7 94.2%, 0.5 96.2%.
+  # budget inputs at guidance 1: 1.0 88.6%, 0.85 92.5%, 0.7 94.2%, 0.5 96.2%; at 0.5,
+  # guidance 2 46.7%.
   c.guidance = 1.0
   c.temperature = 0.5
   return c

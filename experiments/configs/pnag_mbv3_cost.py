@@ -72,8 +72,9 @@ def get_config(variant=None):
     #       --config.temperature=T --select_guidance=G
     # (the workdir's guidance_selection.md). Guidance at temperature 0.85:
     # 1 97.9%, 2 84.9%; temperature at guidance 1: 1.0 95.5%, 0.85 97.9%,
-    # 0.7 98.9%, 0.5 99.6% (uniqueness 100% at each). Without budget inputs
-    # (thirtieth session) guidance 1 also won (59.4% against 51.3% at 2).
+    # 0.7 98.9%, 0.5 99.6% (uniqueness 100% at each); at 0.5, guidance 2 80.5%.
+    # Without budget inputs (thirtieth session) guidance 1 also won (59.4%
+    # against 51.3% at 2).
     c.guidance = 1.0
     c.temperature = 0.5
   return c
