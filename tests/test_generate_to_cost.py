@@ -174,3 +174,28 @@ def _untimed(x):
   if isinstance(x, list):
     return [_untimed(v) for v in x]
   return x
+
+
+@pytest.mark.slow
+def test_tiny_budget_run_fits_the_spend_table_once(tmp_path):
+  """The budget-input pipeline on a tiny MBV3 config (the committed cost
+  config's scales and generator, few architectures and steps): the spend
+  table is fitted on the training set's sub-architecture costs (one R^2 per
+  generation step: two per scale), a rerun resumes from the checkpoints
+  without refitting it and draws the same samples. A few minutes, mostly the
+  sequential sampler's compile."""
+  c = pnag_mbv3_cost.get_config()
+  assert c.budget_inputs
+  c.train_size, c.heldout_size, c.ae_steps, c.gen_steps = 256, 8, 10, 10
+  c.request_quantiles, c.samples_per_request, c.pool_size = (0.5,), 16, 32
+  c.log_every, c.checkpoint_every = 10, 10
+  out = g2c.run(c, str(tmp_path))
+  fit = json.load(open(tmp_path / "spend_fit.json"))
+  scales = len(spaces.get("mbv3").default_schedule())
+  assert len(fit["r2_per_step"]) == 2 * scales
+  # the tokens of a barely trained autoencoder still carry most of the cost
+  assert 0.5 < fit["r2_per_step"][-1] <= 1.0
+  fitted_at = os.path.getmtime(tmp_path / "spend_fit.json")
+  again = g2c.run(c, str(tmp_path))
+  assert os.path.getmtime(tmp_path / "spend_fit.json") == fitted_at
+  assert _untimed(again["requests"]) == _untimed(out["requests"])
