@@ -194,7 +194,7 @@ def test_tiny_budget_run_fits_the_spend_table_once(tmp_path):
   scales = len(spaces.get("mbv3").default_schedule())
   assert len(fit["r2_per_step"]) == 2 * scales
   # the tokens of a barely trained autoencoder still carry most of the cost
-  assert 0.5 < fit["r2_per_step"][-1] <= 1.0
+  assert fit["r2_per_step"][-1] > 0.5
   fitted_at = os.path.getmtime(tmp_path / "spend_fit.json")
   again = g2c.run(c, str(tmp_path))
   assert os.path.getmtime(tmp_path / "spend_fit.json") == fitted_at

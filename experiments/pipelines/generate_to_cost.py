@@ -237,11 +237,9 @@ def _spend_table(space, ae_cfg, gen_cfg, scale: CostScale, ops_T, adj_T, toks_Tx
   t0 = time.time()
   sizes = gen_cfg.scales
   costs_TxS = budget_lib.sub_costs(space.name, ops_T, adj_T, sizes)
-  if ae_cfg.new_entries:   # two steps per scale: types, then wiring
-    step_scale = [t for t, *_ in msq.new_entry_layout(ae_cfg.node_sets,
-                                                      ae_cfg.num_nodes).groups]
-  else:
-    step_scale = list(range(len(sizes)))
+  # new-entry tokens (validate_config): two steps per scale, types then wiring
+  step_scale = [t for t, *_ in msq.new_entry_layout(ae_cfg.node_sets,
+                                                    ae_cfg.num_nodes).groups]
   targets = scale.units(costs_TxS[:, step_scale])
   fit = budget_lib.fit_spend_table(toks_TxL, targets, gen_cfg.counts, gen_cfg.codebook_size)
   info = {"r2_per_step": [round(float(r), 5) for r in fit.r2],
@@ -300,7 +298,6 @@ def evaluate(model, config, scale: CostScale, macs_T) -> dict[str, Any]:
   gen_macs = _macs_of(space.name, gen_archs)
   gen_valid_archs, gen_valid_secs = draw(jax.random.fold_in(key, 999), None, "valid")
   gen_valid_macs = _macs_of(space.name, gen_valid_archs)
-  t0 = time.time()
   def pool_of(draw):   # (MACs [pool], draws per second) of a sampler's pool
     t0 = time.time()
     archs = draw(np.random.default_rng([_get(config, "seed"), 31]), pool)

@@ -486,12 +486,17 @@ class GeneratorModules(nn.Module):
                        jnp.broadcast_to(has[:, None], spent_BxP.shape)], -1)
     return self.budget_proj(feats)
 
-  def spend(self, codes_BxP: jax.Array, offset: int = 0) -> jax.Array:
-    """float32 [B]: the summed spend of P consecutive tokens at positions
-    offset.. (int32 codes [B, P]), from the fixed `spend_table`."""
+  def _token_spend(self, codes_BxP: jax.Array, offset: int = 0) -> jax.Array:
+    """float32 [B, P]: each token's entry of the fixed `spend_table`, for P
+    consecutive positions offset.. (int32 codes [B, P])."""
     p = codes_BxP.shape[1]
     table = jax.lax.stop_gradient(self.spend_table)[offset:offset + p]     # [P, K]
-    return jnp.sum(table[jnp.arange(p)[None, :], codes_BxP], -1)
+    return table[jnp.arange(p)[None, :], codes_BxP]
+
+  def spend(self, codes_BxP: jax.Array, offset: int = 0) -> jax.Array:
+    """float32 [B]: the summed spend of P consecutive tokens at positions
+    offset.. (int32 codes [B, P])."""
+    return jnp.sum(self._token_spend(codes_BxP, offset), -1)
 
   def step_inputs(self, t: int, x_BxPxC: Optional[jax.Array], batch: int,
                   projected: bool = False) -> jax.Array:
@@ -518,11 +523,9 @@ class GeneratorModules(nn.Module):
     """float32 [B, L]: the spend so far at each position under teacher
     forcing: the spend of every token of the earlier steps, as one matmul
     with a constant [L, L] matrix."""
-    c = self.cfg
-    table = jax.lax.stop_gradient(self.spend_table)
-    vals = table[jnp.arange(c.seq_len)[None, :], tokens_BxL]             # [B, L]
-    earlier = (c.step_of[None, :] < c.step_of[:, None]).astype(np.float32)
-    return vals @ jnp.asarray(earlier).T
+    step_of = self.cfg.step_of
+    earlier = (step_of[None, :] < step_of[:, None]).astype(np.float32)
+    return self._token_spend(tokens_BxL) @ jnp.asarray(earlier).T
 
   def _head(self, x, c_BxD):
     sh, sc = jnp.split(self.final_ada(nn.silu(c_BxD))[:, None, :], 2, -1)
@@ -542,7 +545,7 @@ class GeneratorModules(nn.Module):
     b = inputs_BxLxC.shape[0]
     cvec = self.condition(cond_BxC, b, drop_B)
     # `_embed` of every step at once: the first step reads the start vector
-    step_of = np.repeat(np.arange(len(c.counts)), c.counts)
+    step_of = c.step_of
     x = jnp.where((step_of == 0)[None, :, None], self.start, self.in_proj(inputs_BxLxC))
     if c.sequential:
       if prev_BxLxC is None:
