@@ -42,7 +42,13 @@ from neuroprog import meta, specs as specs_lib
 MAX_SHOTS = 5
 # Options of the encoder (config.intent_encoder): the same encoder serves every
 # meta-learner of a run, so their comparison stays capacity-matched.
-ENCODER_DEFAULTS = {"width": 32, "heads": 4, "layers": 1, "out_dim": 16}
+# pair_stats (0 or 1): add `pair_relations` to every pair's pooled vector.
+ENCODER_DEFAULTS = {"width": 32, "heads": 4, "layers": 1, "out_dim": 16, "pair_stats": 0}
+# Offsets -MAX_OFFSET..MAX_OFFSET of the occupancy cross-correlation.
+MAX_OFFSET = 8
+# Sharpness of the soft argmax over that correlation: a neighbouring offset of
+# a bar of length l scores (l - 1) / l, so at 50 it weighs at most e^-50/l.
+OFFSET_SHARPNESS = 50.0
 
 
 class SupportSet(NamedTuple):
@@ -52,9 +58,58 @@ class SupportSet(NamedTuple):
   mask: jax.Array
 
 
+def pair_relations(x, y, pad: int, n_colours: int = 10) -> jax.Array:
+  """Fixed statistics of a pair's relation: x, y int[..., L] -> float32[..., S].
+
+  S = 2 * MAX_OFFSET + 1 + 2 * n_colours + 4. Occupied cells are those that are
+  neither background (0) nor padding. Per pair:
+    - occupancy cross-correlation c_d, d = -MAX_OFFSET..MAX_OFFSET: the share
+      of the output's occupied cells i whose input cell i - d is occupied;
+    - displacement / 10: the soft argmax of c_d (sum_d d softmax(50 c)_d);
+    - occupancy ratio: occupied output cells / occupied input cells;
+    - colour histograms of the occupied input and output cells (n_colours - 1
+      each, shares) and their mean colours / n_colours;
+    - the share of cells that change, and the grid length / L.
+
+  Why these: a shift, a stretch or a recolour is a relation between cells at
+  different positions of input and output, which self-attention over
+  learned absolute positions must discover; these give it as numbers, and the
+  displacement and ratio are linear in a move's amount and a scale's factor,
+  so a learner reading them can interpolate to amounts it was not trained on.
+  No parameters, so the statistic is the same for every meta-learner.
+  """
+  length = x.shape[-1]
+  present = (x != pad).astype(jnp.float32)
+  occ_x = ((x != 0) & (x != pad)).astype(jnp.float32)
+  occ_y = ((y != 0) & (y != pad)).astype(jnp.float32)
+  n_x = jnp.maximum(occ_x.sum(-1), 1.0)
+  n_y = jnp.maximum(occ_y.sum(-1), 1.0)
+  m = MAX_OFFSET
+  padded = jnp.pad(occ_x, [(0, 0)] * (x.ndim - 1) + [(m, m)])
+  offsets = np.arange(-m, m + 1)
+  # corr[..., j]: input shifted right by offsets[j], i.e. x[i - d] at cell i.
+  corr = jnp.stack([(occ_y * padded[..., m - d:m - d + length]).sum(-1) for d in offsets],
+                   -1) / n_y[..., None]
+  shift = (jax.nn.softmax(OFFSET_SHARPNESS * corr, -1) * offsets).sum(-1)
+  colours = jnp.arange(1, n_colours)
+  hist_x = (x[..., None] == colours).astype(jnp.float32).sum(-2) / n_x[..., None]
+  hist_y = (y[..., None] == colours).astype(jnp.float32).sum(-2) / n_y[..., None]
+  changed = ((x != y) & (x != pad)).astype(jnp.float32).sum(-1) / jnp.maximum(
+      present.sum(-1), 1.0)
+  scalars = jnp.stack([
+      shift / 10.0, occ_y.sum(-1) / n_x,
+      (hist_x * colours).sum(-1) / n_colours, (hist_y * colours).sum(-1) / n_colours,
+      changed, present.sum(-1) / length], -1)
+  return jnp.concatenate([corr, hist_x, hist_y, scalars], -1)
+
+
 class ExampleSetEncoder(nn.Module):
   """SupportSet -> u float32[B, out_dim] (layer-normed: unit scale, like the
-  label features the meta-learners are initialised for)."""
+  label features the meta-learners are initialised for).
+
+  pair_stats: with 1, every pair's pooled vector is concatenated with
+  `pair_relations` of the pair before the pair projection.
+  """
   vocab_size: int
   max_len: int
   pad: int
@@ -62,6 +117,7 @@ class ExampleSetEncoder(nn.Module):
   heads: int = 4
   layers: int = 1
   out_dim: int = 16
+  pair_stats: int = 0
 
   @nn.compact
   def __call__(self, support: SupportSet) -> jax.Array:
@@ -84,7 +140,11 @@ class ExampleSetEncoder(nn.Module):
           nn.gelu(nn.Dense(2 * w, name=f"mlp_in_{i}")(h)))
     weight = present.astype(cells.dtype)[..., None]
     pair = (cells * weight).sum(1) / jnp.maximum(weight.sum(1), 1.0)   # [B*K, W]
-    pair = nn.Dense(w, name="pair")(nn.LayerNorm(name="ln_pair")(pair)).reshape(b, k, w)
+    pair = nn.LayerNorm(name="ln_pair")(pair)
+    if self.pair_stats:
+      stats = pair_relations(x, y, self.pad, self.vocab_size - 1)       # [B, K, S]
+      pair = jnp.concatenate([pair, stats.reshape(b * k, -1)], -1)
+    pair = nn.Dense(w, name="pair")(pair).reshape(b, k, w)
     pair = nn.gelu(pair)
     m = mask.astype(pair.dtype)[..., None]
     pooled = (pair * m).sum(1) / jnp.maximum(m.sum(1), 1.0)           # [B, W]
@@ -248,7 +308,10 @@ def encoder_config(options=None) -> dict:
     if key not in ENCODER_DEFAULTS:
       raise ValueError(f"intent_encoder: unknown option {key!r}; allowed: "
                        f"{sorted(ENCODER_DEFAULTS)}.")
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if key == "pair_stats":
+      if isinstance(value, bool) or value not in (0, 1):
+        raise ValueError(f"intent_encoder.pair_stats={value!r}; allowed: 0 or 1.")
+    elif isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
       raise ValueError(f"intent_encoder.{key}={value!r}; allowed: a positive int.")
     out[key] = int(value)
   if out["width"] % out["heads"]:

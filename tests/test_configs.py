@@ -96,6 +96,7 @@ def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
   loop.validate_config(config)
   assert (config.intent, config.shots, label.intent) == ("examples", 3, "label")
   assert (config.seeds, label.seeds) == (3, 5)   # the label run's seeds 0-2
+  assert dict(config.intent_encoder) == {"pair_stats": 1}
   for key in ("ood_intents", "val_intents", "steps", "intents_per_step",
               "examples_per_intent", "learning_rates"):
     assert config[key] == label[key], key

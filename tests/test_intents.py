@@ -78,6 +78,63 @@ def test_padding_cells_are_not_read(encoder_and_params):
   np.testing.assert_allclose(u40, u, atol=1e-5)
 
 
+def _grid(cells, length=20):
+  """One grid of `length` cells (background elsewhere), padded to L."""
+  g = np.full(L, PAD)
+  g[:length] = 0
+  for i, c in cells.items():
+    g[i] = c
+  return g
+
+
+def test_pair_relations_read_a_move_a_stretch_and_a_recolour():
+  bar = _grid({i: 4 for i in range(6, 11)})
+  m = intents.MAX_OFFSET
+  n = 2 * m + 1
+  for k in (-5, -3, 1, 3, 5):
+    moved = _grid({i + k: 4 for i in range(6, 11)})
+    r = np.asarray(intents.pair_relations(jnp.asarray(bar), jnp.asarray(moved), PAD))
+    assert r.shape == (n + 18 + 6,)
+    # The correlation is 1 at the move's offset, (5 - |j|) / 5 at j cells away.
+    np.testing.assert_allclose(r[m + k], 1.0)
+    np.testing.assert_allclose(r[m + k + 1], 0.8, atol=1e-6)
+    shift, ratio, mean_x, mean_y, changed, length = r[-6:]
+    np.testing.assert_allclose(shift * 10, k, atol=1e-4)      # symmetric peak: exact
+    np.testing.assert_allclose([ratio, mean_x, mean_y, length], [1.0, 0.4, 0.4, 20 / L],
+                               atol=1e-6)
+    np.testing.assert_allclose(changed, 2 * abs(k) / 20)
+  stretched = _grid({i: 4 for i in range(6, 16)})
+  r = np.asarray(intents.pair_relations(jnp.asarray(bar), jnp.asarray(stretched), PAD))
+  np.testing.assert_allclose(r[-5], 2.0)                        # occupancy ratio = factor
+  recoloured = _grid({i: 7 for i in range(6, 11)})
+  r = np.asarray(intents.pair_relations(jnp.asarray(bar), jnp.asarray(recoloured), PAD))
+  hist_x, hist_y = r[n:n + 9], r[n + 9:n + 18]
+  np.testing.assert_allclose(hist_x, np.eye(9)[3])              # colour 4
+  np.testing.assert_allclose(hist_y, np.eye(9)[6])              # colour 7
+  np.testing.assert_allclose(r[-3], 0.7)
+  np.testing.assert_allclose(r[-6], 0.0, atol=1e-6)             # no move
+
+
+def test_pair_stats_keep_the_encoder_invariant_and_change_u():
+  enc = _encoder(pair_stats=1)
+  s = _random_support(jax.random.key(2), present=4)
+  params = enc.init(jax.random.key(0), s)["params"]
+  u = enc.apply({"params": params}, s)
+  perm = np.array([2, 0, 3, 1, 4])
+  shuffled = intents.SupportSet(s.x[:, perm], s.y[:, perm], s.mask[:, perm])
+  np.testing.assert_allclose(enc.apply({"params": params}, shuffled), u, atol=1e-5)
+  # The statistics enter through the pair projection: 41 more input rows.
+  plain = _encoder().init(jax.random.key(0), s)["params"]
+  assert params["pair"]["kernel"].shape[0] == plain["pair"]["kernel"].shape[0] + 41
+  # Zeroing those rows gives the plain encoder's u on the same other params.
+  zeroed = dict(params, pair=dict(params["pair"], kernel=params["pair"]["kernel"].at[16:].set(0)))
+  np.testing.assert_allclose(enc.apply({"params": zeroed}, s),
+                             _encoder().apply({"params": dict(zeroed, pair=dict(
+                                 zeroed["pair"], kernel=zeroed["pair"]["kernel"][:16]))}, s),
+                             atol=1e-5)
+  assert float(jnp.abs(enc.apply({"params": zeroed}, s) - u).max()) > 1e-3
+
+
 def test_user_pairs_are_checked_before_any_work():
   ok = [([0, 2, 2, 0], [0, 0, 2, 2]), ([[3, 3, 0]], [[0, 3, 3]])]
   s = intents.support_from_pairs(ok, max_len=6, pad=PAD, shots=3)
@@ -110,6 +167,7 @@ def test_config_errors_name_the_bad_value():
       (dict(shots=6), "config.shots=6; allowed: 1..5"),
       (dict(intent_encoder={"depth": 2}), "unknown option 'depth'"),
       (dict(intent_encoder={"width": 30, "heads": 4}), "not divisible by heads 4"),
+      (dict(intent_encoder={"pair_stats": 2}), "pair_stats=2; allowed: 0 or 1"),
       (dict(task="sumfirst"), "task 'sumfirst' has no grid pairs")]:
     config = loop.default_config(**{**base, **values})
     with pytest.raises(ValueError, match=message):
