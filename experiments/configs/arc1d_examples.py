@@ -13,15 +13,17 @@ Everything else (splits, budget, intents and examples per step, steps,
 learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
 of this one; 3 seeds (its first 3 of 5), so that the command fits 2 hours
 here. Capacity: every model within 10% of 400,000 parameters counting the
-encoder (12,720 parameters, the same for every hypernetwork):
-Meta-MLP 417,283, Meta-gMLP 394,649, Meta-GNN 431,594, in-context direct
-411,811 (d_model 100).
+encoder (14,032 parameters with the pair statistics, the same for every
+hypernetwork): Meta-MLP 418,595, Meta-gMLP 395,961, Meta-GNN 432,906,
+in-context direct 411,811 (d_model 100).
 
-Measured (BUILD_NOTES.md, "Example intents on the CPU protocol"): the whole
-command took 1 h 47 min wall on a 2-core AMD EPYC host (matmul 116-163 GFLOP/s,
-2026-12-02). OOD mean ± std over 3 seeds: in-context direct 0.083 ± 0.015,
-Meta-MLP 0.054 ± 0.009, Meta-gMLP 0.032 ± 0.016, Meta-GNN 0.012 ± 0.001; ID
-0.594 / 0.441 / 0.297 / 0.115, far below the label-intent run of `arc1d.py`.
+Measured (BUILD_NOTES.md, "Example intents with pair-relation statistics"):
+the whole command took 2 h 01 min wall on a 2-core Intel Xeon @ 2.80GHz host
+(2026-12-03/04; with the models ordered meta_mlp, meta_gmlp, meta_gnn, direct).
+OOD mean ± std over 3 seeds: Meta-MLP 0.171 ± 0.032, Meta-gMLP 0.103 ± 0.023,
+Meta-GNN 0.091 ± 0.023, in-context direct 0.088 ± 0.012; ID 0.838 / 0.358 /
+0.339 / 0.605. Without the pair statistics (the twenty-second session's run,
+1 h 47 min on an AMD EPYC host) OOD read 0.054 / 0.032 / 0.012 / 0.083.
 """
 
 from experiments.configs import arc1d
