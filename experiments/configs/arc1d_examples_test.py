@@ -16,7 +16,9 @@ def get_config():
                      "meta_gmlp": {"hidden": 1}, "meta_gnn": {"d": 4, "rounds": 1}},
       intent="examples",
       shots=2,
-      intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+      # pair_stats as in arc1d_examples.py, so the slow tests train, resume,
+      # synthesize and evaluate through the relation statistics.
+      intent_encoder={"width": 8, "heads": 2, "out_dim": 8, "pair_stats": 1},
       ood_intents=arc1d_paper.OOD_INTENTS,
       val_intents=arc1d_paper.VAL_INTENTS,
       seeds=2,
