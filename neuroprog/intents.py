@@ -142,6 +142,7 @@ class ExampleSetEncoder(nn.Module):
     pair = (cells * weight).sum(1) / jnp.maximum(weight.sum(1), 1.0)   # [B*K, W]
     pair = nn.LayerNorm(name="ln_pair")(pair)
     if self.pair_stats:
+      # Grid tokens are colours 0..vocab_size - 2 and the pad (wrap checks it).
       stats = pair_relations(x, y, self.pad, self.vocab_size - 1)       # [B, K, S]
       pair = jnp.concatenate([pair, stats.reshape(b * k, -1)], -1)
     pair = nn.Dense(w, name="pair")(pair).reshape(b, k, w)
@@ -478,5 +479,8 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   if learner.intent_dim != cfg["out_dim"]:
     raise ValueError(f"{learner.name}: built for intent_dim={learner.intent_dim}, the "
                      f"encoder gives out_dim={cfg['out_dim']}.")
+  if cfg["pair_stats"] and pad != vocab_size - 1:
+    raise ValueError(f"intent_encoder.pair_stats reads colours 0..vocab_size - 2 with the "
+                     f"pad last; got pad={pad}, vocab_size={vocab_size}.")
   enc = ExampleSetEncoder(vocab_size=vocab_size, max_len=spec.max_len, pad=pad, **cfg)
   return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots))

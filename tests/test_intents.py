@@ -135,6 +135,13 @@ def test_pair_stats_keep_the_encoder_invariant_and_change_u():
   assert float(jnp.abs(enc.apply({"params": zeroed}, s) - u).max()) > 1e-3
 
 
+def test_pair_stats_refuse_a_pad_that_is_not_the_last_token():
+  learner = meta.create("meta_mlp", tasks.get("arc1d").spec, 8, {"hidden": 4})
+  with pytest.raises(ValueError, match="got pad=0, vocab_size=11"):
+    intents.wrap(learner, learner.spec, 2, {"out_dim": 8, "pair_stats": 1}, pad=0,
+                 vocab_size=11)
+
+
 def test_user_pairs_are_checked_before_any_work():
   ok = [([0, 2, 2, 0], [0, 0, 2, 2]), ([[3, 3, 0]], [[0, 3, 3]])]
   s = intents.support_from_pairs(ok, max_len=6, pad=PAD, shots=3)
