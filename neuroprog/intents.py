@@ -119,6 +119,13 @@ class ExampleSetEncoder(nn.Module):
   out_dim: int = 16
   pair_stats: int = 0
 
+  def __post_init__(self):
+    # pair_relations reads the colours as the tokens below the pad.
+    if self.pair_stats and self.pad != self.vocab_size - 1:
+      raise ValueError(f"intent_encoder.pair_stats reads colours 0..vocab_size - 2 with the "
+                       f"pad last; got pad={self.pad}, vocab_size={self.vocab_size}.")
+    super().__post_init__()
+
   @nn.compact
   def __call__(self, support: SupportSet) -> jax.Array:
     x, y, mask = support
@@ -142,7 +149,6 @@ class ExampleSetEncoder(nn.Module):
     pair = (cells * weight).sum(1) / jnp.maximum(weight.sum(1), 1.0)   # [B*K, W]
     pair = nn.LayerNorm(name="ln_pair")(pair)
     if self.pair_stats:
-      # Grid tokens are colours 0..vocab_size - 2 and the pad (wrap checks it).
       stats = pair_relations(x, y, self.pad, self.vocab_size - 1)       # [B, K, S]
       pair = jnp.concatenate([pair, stats.reshape(b * k, -1)], -1)
     pair = nn.Dense(w, name="pair")(pair).reshape(b, k, w)
@@ -479,8 +485,5 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   if learner.intent_dim != cfg["out_dim"]:
     raise ValueError(f"{learner.name}: built for intent_dim={learner.intent_dim}, the "
                      f"encoder gives out_dim={cfg['out_dim']}.")
-  if cfg["pair_stats"] and pad != vocab_size - 1:
-    raise ValueError(f"intent_encoder.pair_stats reads colours 0..vocab_size - 2 with the "
-                     f"pad last; got pad={pad}, vocab_size={vocab_size}.")
   enc = ExampleSetEncoder(vocab_size=vocab_size, max_len=spec.max_len, pad=pad, **cfg)
   return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots))

@@ -11,8 +11,8 @@ in-context Transformer (it reads the support pairs and the query grid itself).
 
 Everything else (splits, budget, intents and examples per step, steps,
 learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
-of this one; 3 seeds (its first 3 of 5), so that the command fits 2 hours
-here. Capacity: every model within 10% of 400,000 parameters counting the
+of this one; 3 seeds (its first 3 of 5), so that the command takes about 2
+hours here (1 h 47 min to 2 h 01 min on the hosts measured). Capacity: every model within 10% of 400,000 parameters counting the
 encoder (14,032 parameters with the pair statistics, the same for every
 hypernetwork): Meta-MLP 418,595, Meta-gMLP 395,961, Meta-GNN 432,906,
 in-context direct 411,811 (d_model 100).
