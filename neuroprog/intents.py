@@ -24,6 +24,15 @@ construction, and defined for any k.
 The direct baseline's few-shot form, `InContextModel`, reads the support
 pairs and each query grid itself (cross-attention to the support cells) and
 emits no θ; with config.intent="examples" it is the run's "direct" entry.
+
+Label readout (both models, `label_dim` > 0). A linear head from the intent
+representation (the encoder's u; the in-context model's pooled support memory)
+to the task's label features float32[B, F], trained as an auxiliary loss
+(`label_loss`, weighted by `label_weight`) on training intents only. The
+label never enters the forward pass that makes θ or the outputs; it is a
+training target that asks the representation to carry the family and the
+parameter as linear coordinates, which the end-to-end gradient through a
+tied hypernetwork delivers to the encoder only weakly.
 """
 
 from __future__ import annotations
@@ -202,6 +211,7 @@ class InContextTransformer(nn.Module):
   n_heads: int
   n_layers: int
   mlp_ratio: int
+  label_dim: int = 0
 
   def _block(self, h, mask, name, memory=None, present=None):
     d = self.d_model
@@ -217,7 +227,9 @@ class InContextTransformer(nn.Module):
         nn.gelu(nn.Dense(self.mlp_ratio * d, name=f"{name}_mlp_in")(x)))
 
   @nn.compact
-  def __call__(self, support: SupportSet, tokens):
+  def __call__(self, support: SupportSet, tokens, return_labels: bool = False):
+    """logits float32[B, n, L, vocab]; with return_labels (needs label_dim > 0)
+    also the label readout float32[B, label_dim] of the pooled memory."""
     sx, sy, pair_mask = support
     b, k, length = sx.shape
     d = self.d_model
@@ -236,7 +248,14 @@ class InContextTransformer(nn.Module):
     keep = tokens != self.pad
     for i in range(self.n_layers):
       h = self._block(h, keep[..., None, None, :], f"query_{i}", mem, present)
-    return nn.Dense(self.vocab_size, name="out")(nn.LayerNorm(name="query_ln")(h))
+    logits = nn.Dense(self.vocab_size, name="out")(nn.LayerNorm(name="query_ln")(h))
+    if not return_labels:
+      return logits
+    if not self.label_dim:
+      raise ValueError("return_labels needs label_dim > 0.")
+    weight = present.astype(mem.dtype)[..., None]
+    pooled = (mem * weight).sum(1) / jnp.maximum(weight.sum(1), 1.0)  # [B, d]
+    return logits, nn.Dense(self.label_dim, name="label_head")(pooled)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -246,18 +265,26 @@ class InContextModel:
 
   params: {"net": the transformer's params}. config: its options (the direct
   baseline's token keys: d_model, n_heads, n_layers, mlp_ratio).
+  label_weight: weight of the label-readout loss (`label_loss`); the net's
+  label_dim is the task's feature width when it is > 0, else 0.
   """
   name: str
   spec: specs_lib.Spec
   config: Any
   net: InContextTransformer
   shots: int
+  label_weight: float = 0.0
   is_direct = True
 
   def _init(self, key, probe: SupportSet):
     x = jnp.zeros((1, 1, self.net.max_len), jnp.int32)
     return {"net": self.net.init(key, jax.tree_util.tree_map(lambda a: a[:1], probe),
-                                 x)["params"]}
+                                 x, return_labels=bool(self.net.label_dim))["params"]}
+
+  def label_prediction(self, params, support: SupportSet) -> jax.Array:
+    """The label readout float32[B, F] of B support sets (label_dim > 0)."""
+    x = jnp.zeros((support.x.shape[0], 1, self.net.max_len), jnp.int32)
+    return self.net.apply({"params": params["net"]}, support, x, return_labels=True)[1]
 
   @functools.cached_property
   def _jit_init(self):
@@ -284,18 +311,44 @@ class InContextModel:
     return int(sum(np.prod(a.shape) for a in jax.tree_util.tree_leaves(shapes)))
 
 
-def in_context(name: str, spec: specs_lib.Spec, shots: int, config, *, pad: int) -> InContextModel:
+def in_context(name: str, spec: specs_lib.Spec, shots: int, config, *, pad: int,
+               label_dim: int = 0, label_weight: float = 0.0) -> InContextModel:
   """The in-context direct baseline for `spec` (a Seq2SeqSpec) reading `shots`
-  pairs; config: the direct baseline's token options (`meta.direct`)."""
+  pairs; config: the direct baseline's token options (`meta.direct`).
+  label_dim, label_weight: the label readout (F, its loss weight; both 0: none)."""
   _check_grid_target(spec, shots)
+  label_dim, label_weight = _check_label_readout(label_dim, label_weight)
   if config["d_model"] % config["n_heads"]:
     raise ValueError(f"{name}: d_model={config['d_model']} is not divisible by "
                      f"n_heads={config['n_heads']}.")
   net = InContextTransformer(vocab_size=spec.vocab_size, max_len=spec.max_len, pad=pad,
                              d_model=int(config["d_model"]), n_heads=int(config["n_heads"]),
                              n_layers=int(config["n_layers"]),
-                             mlp_ratio=int(config["mlp_ratio"]))
-  return InContextModel(name=name, spec=spec, config=config, net=net, shots=int(shots))
+                             mlp_ratio=int(config["mlp_ratio"]), label_dim=label_dim)
+  return InContextModel(name=name, spec=spec, config=config, net=net, shots=int(shots),
+                        label_weight=label_weight)
+
+
+def _check_label_readout(label_dim, label_weight) -> tuple[int, float]:
+  if isinstance(label_weight, bool) or not isinstance(label_weight, (int, float)) \
+      or not np.isfinite(label_weight) or label_weight < 0:
+    raise ValueError(f"intent label loss weight {label_weight!r}; allowed: a number >= 0.")
+  if isinstance(label_dim, bool) or not isinstance(label_dim, (int, np.integer)) \
+      or label_dim < 0:
+    raise ValueError(f"label_dim={label_dim!r}; allowed: an int >= 0.")
+  if label_weight > 0 and not label_dim:
+    raise ValueError("an intent label loss needs the task's label features (label_dim > 0).")
+  return (int(label_dim) if label_weight > 0 else 0), float(label_weight)
+
+
+def label_loss(model, params, support: SupportSet, labels_BxF) -> jax.Array:
+  """Mean over the B support sets of the squared error, summed over the F
+  features, of the model's label readout against the label features
+  float32[B, F] of their intents. float32[]; 0 for a model without a readout."""
+  if not getattr(model, "label_weight", 0.0):
+    return jnp.zeros((), jnp.float32)
+  pred = model.label_prediction(params, support)
+  return jnp.square(pred - labels_BxF).sum(-1).mean()
 
 
 def _check_grid_target(spec, shots):
@@ -404,11 +457,17 @@ class ExampleIntentModel:
   params: {"encoder": encoder params, "learner": the learner's params}.
   `learner._apply` is the learner's own, so θ, `execute` and the output head
   are unchanged; the head is calibrated on the encoder's u of the probe
-  support sets at init.
+  support sets at init. With label_dim > 0, params also hold "label_head", a
+  Dense(label_dim) readout of u trained by `label_loss` (weight label_weight);
+  with label_input the learner (built for intent_dim = label_dim) reads that
+  readout, the encoder's estimate of the label features, instead of u.
   """
   learner: Any
   encoder: ExampleSetEncoder
   shots: int
+  label_dim: int = 0
+  label_weight: float = 0.0
+  label_input: bool = False
 
   @property
   def name(self):
@@ -430,11 +489,26 @@ class ExampleIntentModel:
     """u float32[B, out_dim] for a batch of support sets."""
     return self.encoder.apply({"params": params["encoder"]}, support)
 
+  @property
+  def _label_head(self):
+    return nn.Dense(self.label_dim)
+
   def _init(self, key, probe: SupportSet):
     k_enc, k_learner = jax.random.split(key)
     enc = self.encoder.init(k_enc, probe)["params"]
     u = self.encoder.apply({"params": enc}, probe)
-    return {"encoder": enc, "learner": self.learner._init(k_learner, u)}  # pylint: disable=protected-access
+    params = {"encoder": enc}
+    if self.label_dim:
+      params["label_head"] = self._label_head.init(jax.random.fold_in(key, 1), u)["params"]
+      if self.label_input:
+        u = self._label_head.apply({"params": params["label_head"]}, u)
+    params["learner"] = self.learner._init(k_learner, u)  # pylint: disable=protected-access
+    return params
+
+  def label_prediction(self, params, support: SupportSet) -> jax.Array:
+    """The label readout float32[B, F] of u (label_dim > 0)."""
+    return self._label_head.apply({"params": params["label_head"]},
+                                  self.encode(params, support))
 
   @functools.cached_property
   def _jit_init(self):
@@ -444,8 +518,15 @@ class ExampleIntentModel:
     """Params; the learner's head is calibrated on encode(probe)."""
     return self._jit_init(key, probe)
 
+  def intent_input(self, params, support: SupportSet) -> jax.Array:
+    """What the learner reads: u float32[B, out_dim], or with label_input the
+    label readout float32[B, label_dim]."""
+    if self.label_input:
+      return self.label_prediction(params, support)
+    return self.encode(params, support)
+
   def _apply(self, params, support: SupportSet, *x):
-    u = self.encode(params, support)
+    u = self.intent_input(params, support)
     return self.learner._apply(params["learner"], u, *x)  # pylint: disable=protected-access
 
   @functools.cached_property
@@ -465,7 +546,8 @@ class ExampleIntentModel:
   def num_params(self) -> int:
     shapes = jax.eval_shape(self._init, jax.random.key(0), self.probe_support())
     learner = {k: v for k, v in shapes["learner"].items() if k != "intent"}
-    leaves = jax.tree_util.tree_leaves((shapes["encoder"], learner))
+    leaves = jax.tree_util.tree_leaves((shapes["encoder"], learner,
+                                        shapes.get("label_head", {})))
     return int(sum(np.prod(s.shape) for s in leaves))
 
   def encoder_params(self) -> int:
@@ -475,15 +557,27 @@ class ExampleIntentModel:
 
 
 def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
-         vocab_size: int) -> ExampleIntentModel:
-  """`learner` (built for intent_dim = out_dim) with an example-set encoder.
+         vocab_size: int, label_dim: int = 0, label_weight: float = 0.0,
+         label_input: bool = False) -> ExampleIntentModel:
+  """`learner` (built for intent_dim = out_dim, or label_dim with
+  label_input) with an example-set encoder.
 
   spec: the target (a Seq2SeqSpec: its max_len is the grids' length L).
+  label_dim, label_weight: the label readout of u (F, its loss weight; both 0:
+  none). label_input: the learner reads the readout instead of u (needs
+  label_weight > 0).
   """
   _check_grid_target(spec, shots)
+  label_dim, label_weight = _check_label_readout(label_dim, label_weight)
+  if label_input and not label_weight:
+    raise ValueError("label_input: the learner would read an untrained readout; it needs "
+                     "a label loss weight > 0.")
   cfg = encoder_config(options)
-  if learner.intent_dim != cfg["out_dim"]:
+  width = label_dim if label_input else cfg["out_dim"]
+  if learner.intent_dim != width:
     raise ValueError(f"{learner.name}: built for intent_dim={learner.intent_dim}, the "
-                     f"encoder gives out_dim={cfg['out_dim']}.")
+                     f"{'label readout' if label_input else 'encoder'} gives {width}.")
   enc = ExampleSetEncoder(vocab_size=vocab_size, max_len=spec.max_len, pad=pad, **cfg)
-  return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots))
+  return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots),
+                            label_dim=label_dim, label_weight=label_weight,
+                            label_input=bool(label_input))

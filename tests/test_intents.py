@@ -1,4 +1,5 @@
 """Intents given as examples: the example-set encoder, user pairs, training."""
+import dataclasses
 import re
 
 import flax.linen as nn
@@ -175,6 +176,11 @@ def test_config_errors_name_the_bad_value():
       (dict(intent_encoder={"depth": 2}), "unknown option 'depth'"),
       (dict(intent_encoder={"width": 30, "heads": 4}), "not divisible by heads 4"),
       (dict(intent_encoder={"pair_stats": 2}), "pair_stats=2; allowed: 0 or 1"),
+      (dict(intent_label_loss=-0.5), "intent_label_loss=-0.5; allowed: a number >= 0"),
+      (dict(intent="label", intent_label_loss=1.0),
+       "intent_label_loss=1.0 reads the representation of example intents"),
+      (dict(intent_label_input=True), "intent_label_input=True reads a label readout"),
+      (dict(intent_label_input=1), "intent_label_input=1; allowed: True or False"),
       (dict(task="sumfirst"), "task 'sumfirst' has no grid pairs")]:
     config = loop.default_config(**{**base, **values})
     with pytest.raises(ValueError, match=message):
@@ -342,6 +348,104 @@ def test_in_context_direct_model_reads_pairs_in_any_order():
   from neuroprog import synthesis  # pylint: disable=g-import-not-at-top
   with pytest.raises(ValueError, match="emits no weights"):
     synthesis.synthesize_from_params(params, [([1, 2], [2, 1])], model=model, task=task)
+
+
+def test_label_readout_is_a_training_target_only():
+  """With config.intent_label_loss = w, the objective is the task loss plus w
+  times the squared error of a linear readout of u against the label
+  features; the readout's gradient reaches the encoder but not the learner,
+  and θ (hence the task loss) does not depend on the labels."""
+  config = loop.default_config(task="arc1d", models=("meta_mlp",), intent="examples",
+                               shots=2, model_configs={"meta_mlp": {"hidden": 4}},
+                               intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+                               intent_label_loss=0.5)
+  task = loop.build_task(config)
+  model = loop.create_model(config, task, "meta_mlp")
+  assert (model.label_dim, model.label_weight) == (task.feature_dim, 0.5)
+  key = jax.random.key(0)
+  params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
+  assert params["label_head"]["kernel"].shape == (8, task.feature_dim)
+  assert model.num_params() == (model.encoder_params() + model.learner.num_params()
+                                + 9 * task.feature_dim)
+  ip = jnp.asarray(task.intent_params(task.train_intents[:4]))
+  feats = jnp.asarray(task.features(task.train_intents[:4]))
+  objective = step_lib.make_objective_fn(model, task, 4)
+  (total, metrics), grads = jax.jit(jax.value_and_grad(objective, has_aux=True))(
+      params, jax.random.key(1), feats, ip)
+  # The readout loss by hand, on the support sets the step drew.
+  support = step_lib.draw(model, task, jax.random.key(1), feats, ip, 4)[0]
+  u = model.encode(params, support)
+  pred = u @ params["label_head"]["kernel"] + params["label_head"]["bias"]
+  by_hand = float(jnp.mean(jnp.sum((pred - feats) ** 2, -1)))
+  np.testing.assert_allclose(float(metrics["label_loss"]), by_hand, rtol=1e-4)
+  np.testing.assert_allclose(float(total), float(metrics["loss"]) + 0.5 * by_hand, rtol=1e-5)
+  # Without the weight, the same params give the same task loss and no readout term.
+  plain = dataclasses.replace(model, label_weight=0.0)
+  (total0, metrics0), _ = jax.jit(jax.value_and_grad(
+      step_lib.make_objective_fn(plain, task, 4), has_aux=True))(
+          params, jax.random.key(1), feats, ip)
+  np.testing.assert_allclose(float(total0), float(metrics["loss"]), rtol=1e-5)
+  assert "label_loss" not in metrics0
+  # The readout term alone: gradient in the encoder and the head, none in the learner.
+  g = jax.grad(lambda p: intents.label_loss(model, p, support, feats))(params)
+  assert float(jnp.abs(g["encoder"]["token"]["embedding"]).max()) > 0
+  assert float(jnp.abs(g["label_head"]["kernel"]).max()) > 0
+  assert all(float(jnp.abs(a).max()) == 0 for a in jax.tree_util.tree_leaves(g["learner"]))
+  assert float(jnp.abs(grads["label_head"]["kernel"]).max()) > 0
+
+
+def test_learner_can_read_the_label_readout_instead_of_u():
+  config = loop.default_config(task="arc1d", models=("meta_gmlp",), intent="examples",
+                               shots=2, model_configs={"meta_gmlp": {"hidden": 2}},
+                               intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+                               intent_label_loss=1.0, intent_label_input=True)
+  task = loop.build_task(config)
+  model = loop.create_model(config, task, "meta_gmlp")
+  assert model.label_input and model.learner.intent_dim == task.feature_dim
+  key = jax.random.key(0)
+  params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
+  ip = jnp.asarray(task.intent_params(task.train_intents[:3]))
+  feats = jnp.asarray(task.features(task.train_intents[:3]))
+  support = step_lib.draw(model, task, jax.random.key(1), feats, ip, 0)[0]
+  readout = model.label_prediction(params, support)
+  theta = model.apply(params, support)
+  np.testing.assert_allclose(
+      theta, model.learner._apply(params["learner"], readout), atol=1e-4)  # pylint: disable=protected-access
+  # The readout is what θ depends on: another readout head, another θ.
+  moved = jax.tree_util.tree_map(lambda a: a, params)
+  moved["label_head"] = {**params["label_head"], "bias": params["label_head"]["bias"] + 1.0}
+  assert float(jnp.abs(model.apply(moved, support) - theta).max()) > 1e-4
+  with pytest.raises(ValueError, match="needs a label loss weight > 0"):
+    intents.wrap(model.learner, task.spec, 2, {"width": 8, "heads": 2, "out_dim": 8},
+                 pad=task.pad, vocab_size=11, label_input=True)
+
+
+def test_in_context_model_has_the_same_readout():
+  config = loop.default_config(task="arc1d", models=("direct",), intent="examples", shots=3,
+                               model_configs={"direct": {"d_model": 16, "n_layers": 1}},
+                               intent_label_loss=1.0)
+  task = loop.build_task(config)
+  model = loop.create_model(config, task, "direct")
+  s = _random_support(jax.random.key(7), b=2, k=3, present=2)
+  params = model.init(jax.random.key(0), s)
+  assert params["net"]["label_head"]["kernel"].shape == (16, task.feature_dim)
+  plain_config = config.copy_and_resolve_references()
+  plain_config.intent_label_loss = 0.0
+  plain = loop.create_model(plain_config, task, "direct")
+  assert model.num_params() == plain.num_params() + 17 * task.feature_dim
+  feats = jnp.ones((2, task.feature_dim))
+  pred = model.label_prediction(params, s)
+  assert pred.shape == (2, task.feature_dim)
+  np.testing.assert_allclose(float(intents.label_loss(model, params, s, feats)),
+                             float(jnp.mean(jnp.sum((pred - feats) ** 2, -1))), rtol=1e-5)
+  # Padding pairs are not read by the readout either.
+  junk = _random_support(jax.random.key(9), b=2, k=3)
+  filled = intents.SupportSet(jnp.where(s.mask[..., None], s.x, junk.x),
+                              jnp.where(s.mask[..., None], s.y, junk.y), s.mask)
+  np.testing.assert_allclose(model.label_prediction(params, filled), pred, atol=1e-4)
+  with pytest.raises(ValueError, match="weight -1.0; allowed: a number >= 0"):
+    intents.in_context("direct", task.spec, 3, dict(model.config), pad=task.pad,
+                       label_dim=task.feature_dim, label_weight=-1.0)
 
 
 def test_a_workdir_written_before_the_intent_keys_still_resumes(tmp_path):

@@ -60,6 +60,15 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "intent": "label",
     "shots": 3,
     "intent_encoder": {},      # options of intents.ExampleSetEncoder (ENCODER_DEFAULTS)
+    # Example intents: weight of an auxiliary training loss in which a linear
+    # readout of every model's intent representation (the encoder's u; the
+    # in-context model's pooled support memory) predicts the intent's label
+    # features (`intents.label_loss`). Training intents only; 0: none.
+    "intent_label_loss": 0.0,
+    # Example intents: with True, every hypernetwork reads that readout (the
+    # encoder's estimate of the label features, float32[B, F]) instead of u.
+    # Needs intent_label_loss > 0; the in-context model has no u to replace.
+    "intent_label_input": False,
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -108,7 +117,9 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
 
 # Keys added to SCHEMA after workdirs of it existed; their defaults are what an
 # older workdir's run had, so resuming it must not see them as a change.
-ADDED_KEYS = {k: SCHEMA.defaults[k] for k in ("intent", "shots", "intent_encoder")}
+ADDED_KEYS = {k: SCHEMA.defaults[k]
+              for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
+                        "intent_label_input")}
 
 INTENT_KINDS = ("label", "examples")
 # Support sets drawn per intent when a model that reads example intents is
@@ -134,6 +145,20 @@ def validate_config(config) -> None:
         or not 1 <= shots <= intents_lib.MAX_SHOTS:
       raise ValueError(f"config.shots={shots!r}; allowed: 1..{intents_lib.MAX_SHOTS}.")
     intents_lib.encoder_config(_get(config, "intent_encoder"))
+  weight = _get(config, "intent_label_loss")
+  if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+      or not np.isfinite(weight) or weight < 0:
+    raise ValueError(f"config.intent_label_loss={weight!r}; allowed: a number >= 0.")
+  label_input = _get(config, "intent_label_input")
+  if not isinstance(label_input, bool):
+    raise ValueError(f"config.intent_label_input={label_input!r}; allowed: True or False.")
+  if label_input and not weight:
+    raise ValueError("config.intent_label_input=True reads a label readout that only "
+                     "config.intent_label_loss > 0 trains; allowed: set both, or neither.")
+  if weight and kind != "examples":
+    raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
+                     "example intents; with config.intent='label' the label is the input. "
+                     "Allowed: 0, or config.intent='examples'.")
   models = _get(config, "models")
   for name in models:
     try:
@@ -177,16 +202,22 @@ def create_model(config, task, name):
   cfg.pop("num_params", None)
   if _get(config, "intent") != "examples":
     return meta.create(meta.base_name(name), task.spec, task.feature_dim, cfg)
+  # Every model of the run gets the same label readout (or none).
+  readout = {"label_weight": float(_get(config, "intent_label_loss"))}
+  readout["label_dim"] = task.feature_dim if readout["label_weight"] else 0
   if meta.base_name(name) == "direct":
     # The direct baseline reads the support pairs in context itself: the
     # few-shot form of (U, X) -> Y, with no encoder and no θ in between.
     return intents_lib.in_context(name, task.spec, _get(config, "shots"),
                                   {**meta.default_config("direct", task.spec), **cfg},
-                                  pad=task.pad)
+                                  pad=task.pad, **readout)
   enc = intents_lib.encoder_config(_get(config, "intent_encoder"))
-  learner = meta.create(meta.base_name(name), task.spec, enc["out_dim"], cfg)
+  label_input = bool(_get(config, "intent_label_input"))
+  width = task.feature_dim if label_input else enc["out_dim"]
+  learner = meta.create(meta.base_name(name), task.spec, width, cfg)
   return intents_lib.wrap(learner, task.spec, _get(config, "shots"), enc,
-                          pad=task.pad, vocab_size=task.spec.vocab_size)
+                          pad=task.pad, vocab_size=task.spec.vocab_size,
+                          label_input=label_input, **readout)
 
 
 def matched_model_configs(task_name: str, names=meta.NAMES, *,

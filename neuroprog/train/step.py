@@ -67,14 +67,43 @@ def draw(model, task, key, u_BxF, ip_BxP, n_examples: int):
 
 
 def make_loss_fn(model, task, n_examples: int):
-  """loss_fn(params, key, u_BxF, ip_BxP) -> (mean loss, exact-match rate)."""
+  """loss_fn(params, key, u_BxF, ip_BxP) -> (mean loss, exact-match rate).
+
+  For a model with a label readout (`intents.label_loss`, weight
+  model.label_weight > 0) the loss is the task loss plus the weighted readout
+  loss against u_BxF, the label features of the drawn training intents; use
+  `make_objective_fn` to get the two terms apart.
+  """
+  objective = make_objective_fn(model, task, n_examples)
 
   def loss_fn(params, key, u_BxF, ip_BxP):
-    u, x, y = draw(model, task, key, u_BxF, ip_BxP, n_examples)
-    out = outputs_for(model, params, u, x)
-    return task.loss(out, y, ip_BxP).mean(), task.exact_match(out, y, ip_BxP).mean()
+    total, metrics = objective(params, key, u_BxF, ip_BxP)
+    return total, metrics["accuracy"]
 
   return loss_fn
+
+
+def make_objective_fn(model, task, n_examples: int):
+  """objective(params, key, u_BxF, ip_BxP) -> (objective float32[], metrics).
+
+  metrics: {"loss": the task loss, "accuracy": exact match} and, for a model
+  with a label readout, "label_loss" (unweighted). The objective is
+  loss + model.label_weight * label_loss.
+  """
+  weight = float(getattr(model, "label_weight", 0.0))
+
+  def objective(params, key, u_BxF, ip_BxP):
+    u, x, y = draw(model, task, key, u_BxF, ip_BxP, n_examples)
+    out = outputs_for(model, params, u, x)
+    loss = task.loss(out, y, ip_BxP).mean()
+    metrics = {"loss": loss, "accuracy": task.exact_match(out, y, ip_BxP).mean()}
+    if not weight:
+      return loss, metrics
+    # u is the support set here: the readout sees what the learner sees.
+    metrics["label_loss"] = intents_lib.label_loss(model, params, u, u_BxF)
+    return loss + weight * metrics["label_loss"], metrics
+
+  return objective
 
 
 def make_train_step(model, task, optimizer: optax.GradientTransformation, *,
@@ -84,22 +113,23 @@ def make_train_step(model, task, optimizer: optax.GradientTransformation, *,
 
   Each step draws `intents_per_step` training intents uniformly (with
   replacement) and `examples_per_intent` fresh examples of each.
-  metrics: {"loss": float32[], "accuracy": float32[]} on that batch.
+  metrics: {"loss": float32[] (the task loss), "accuracy": float32[]} on that
+  batch, and "label_loss" for a model with a label readout
+  (`make_objective_fn`).
   """
   intents = task.train_intents if train_intents is None else tuple(train_intents)
   feats = jnp.asarray(task.features(intents))
   params_all = jnp.asarray(task.intent_params(intents))
-  loss_fn = make_loss_fn(model, task, examples_per_intent)
-  grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+  objective = make_objective_fn(model, task, examples_per_intent)
+  grad_fn = jax.value_and_grad(objective, has_aux=True)
 
   def step(state: TrainState, key):
     k_int, k_ex = jax.random.split(key)
     idx = jax.random.randint(k_int, (intents_per_step,), 0, len(intents))
-    (loss, acc), grads = grad_fn(state.params, k_ex, feats[idx], params_all[idx])
+    (_, metrics), grads = grad_fn(state.params, k_ex, feats[idx], params_all[idx])
     updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
-    return (TrainState(params, opt_state, state.step + 1),
-            {"loss": loss, "accuracy": acc})
+    return TrainState(params, opt_state, state.step + 1), metrics
 
   return step
 
