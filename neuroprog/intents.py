@@ -515,7 +515,7 @@ class ExampleIntentModel:
     return jax.jit(self._init)
 
   def init(self, key, probe: SupportSet):
-    """Params; the learner's head is calibrated on encode(probe)."""
+    """Params; the learner's head is calibrated on intent_input(probe)."""
     return self._jit_init(key, probe)
 
   def intent_input(self, params, support: SupportSet) -> jax.Array:
