@@ -14,10 +14,20 @@ learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
 of this one; 3 seeds (its first 3 of 5), so that the command takes about 2
 hours here (1 h 47 min to 2 h 01 min on the hosts measured). Capacity: every model within 10% of 400,000 parameters counting the
 encoder (14,032 parameters with the pair statistics, the same for every
-hypernetwork): Meta-MLP 418,595, Meta-gMLP 395,961, Meta-GNN 432,906,
-in-context direct 411,811 (d_model 100).
+hypernetwork) and the label readout: Meta-MLP 418,672, Meta-gMLP 393,248,
+Meta-GNN 413,373, in-context direct 412,922 (d_model 100).
 
-Measured (BUILD_NOTES.md, "Example intents with pair-relation statistics"):
+Measured with the label readout (BUILD_NOTES.md, "Example intents with a label
+readout"; the three hypernetworks only, `--config.models="('meta_mlp','meta_gmlp',
+'meta_gnn')"`, 1 h 17 min with the cores shared for 26 minutes, 2026-12-04): OOD
+Meta-MLP 0.159 ± 0.026, Meta-gMLP 0.151 ± 0.037, Meta-GNN 0.104 ± 0.035; ID 0.808 /
+0.640 / 0.308; official trained-family tasks 0.605 / 0.515 / 0.200 (label-intent
+programs 0.800 / 0.580 / 0.530). The in-context model with the readout has not been
+run yet, so neither has this command as a whole.
+
+Measured before the readout (`--config.intent_label_loss=0
+--config.intent_label_input=False`; BUILD_NOTES.md, "Example intents with
+pair-relation statistics"):
 the whole command took 2 h 01 min wall on a 2-core Intel Xeon @ 2.80GHz host
 (2026-12-03/04; with the models ordered meta_mlp, meta_gmlp, meta_gnn, direct).
 OOD mean ± std over 3 seeds: Meta-MLP 0.171 ± 0.032, Meta-gMLP 0.103 ± 0.023,
