@@ -286,6 +286,11 @@ class InContextModel:
     x = jnp.zeros((support.x.shape[0], 1, self.net.max_len), jnp.int32)
     return self.net.apply({"params": params["net"]}, support, x, return_labels=True)[1]
 
+  def outputs_and_labels(self, params, support: SupportSet, x):
+    """(logits float32[B, n, L, vocab], label readout float32[B, F]) in one
+    pass, so that training with the readout encodes the memory once."""
+    return self.net.apply({"params": params["net"]}, support, x, return_labels=True)
+
   @functools.cached_property
   def _jit_init(self):
     return jax.jit(self._init)
@@ -517,6 +522,14 @@ class ExampleIntentModel:
   def init(self, key, probe: SupportSet):
     """Params; the learner's head is calibrated on intent_input(probe)."""
     return self._jit_init(key, probe)
+
+  def theta_and_labels(self, params, support: SupportSet):
+    """(θ float32[B, T], label readout float32[B, F]) with one encoding of the
+    support sets (label_dim > 0; a hypernetwork learner)."""
+    u = self.encode(params, support)
+    labels = self._label_head.apply({"params": params["label_head"]}, u)
+    theta = self.learner._apply(params["learner"], labels if self.label_input else u)  # pylint: disable=protected-access
+    return theta, labels
 
   def intent_input(self, params, support: SupportSet) -> jax.Array:
     """What the learner reads: u float32[B, out_dim], or with label_input the

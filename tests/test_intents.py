@@ -436,6 +436,11 @@ def test_in_context_model_has_the_same_readout():
   feats = jnp.ones((2, task.feature_dim))
   pred = model.label_prediction(params, s)
   assert pred.shape == (2, task.feature_dim)
+  # One pass gives the outputs and the readout of the separate calls.
+  q = _random_support(jax.random.key(8), b=2, k=4).x
+  logits, labels = model.outputs_and_labels(params, s, q)
+  np.testing.assert_allclose(logits, model.apply(params, s, q), atol=1e-4)
+  np.testing.assert_allclose(labels, pred, atol=1e-5)
   np.testing.assert_allclose(float(intents.label_loss(model, params, s, feats)),
                              float(jnp.mean(jnp.sum((pred - feats) ** 2, -1))), rtol=1e-5)
   # Padding pairs are not read by the readout either.

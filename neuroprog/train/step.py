@@ -49,6 +49,15 @@ def outputs_for(model, params, u_BxF, x):
   return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x)
 
 
+def _outputs_and_labels(model, params, support, x):
+  """`outputs_for` and the model's label readout float32[B, F] in one pass
+  (models with a readout: `intents.ExampleIntentModel`, `intents.InContextModel`)."""
+  if is_direct(model):
+    return model.outputs_and_labels(params, support, x)
+  theta_BxT, labels_BxF = model.theta_and_labels(params, support)
+  return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x), labels_BxF
+
+
 def draw(model, task, key, u_BxF, ip_BxP, n_examples: int):
   """(intent input, x, y) for one batch of B intents.
 
@@ -94,13 +103,17 @@ def make_objective_fn(model, task, n_examples: int):
 
   def objective(params, key, u_BxF, ip_BxP):
     u, x, y = draw(model, task, key, u_BxF, ip_BxP, n_examples)
-    out = outputs_for(model, params, u, x)
+    if weight:
+      # u is the support set here: the readout reads what the learner reads,
+      # from the same encoding (one pass for outputs and readout).
+      out, labels_BxF = _outputs_and_labels(model, params, u, x)
+    else:
+      out = outputs_for(model, params, u, x)
     loss = task.loss(out, y, ip_BxP).mean()
     metrics = {"loss": loss, "accuracy": task.exact_match(out, y, ip_BxP).mean()}
     if not weight:
       return loss, metrics
-    # u is the support set here: the readout sees what the learner sees.
-    metrics["label_loss"] = intents_lib.label_loss(model, params, u, u_BxF)
+    metrics["label_loss"] = jnp.square(labels_BxF - u_BxF).sum(-1).mean()
     return loss + weight * metrics["label_loss"], metrics
 
   return objective
