@@ -334,10 +334,17 @@ def in_context(name: str, spec: specs_lib.Spec, shots: int, config, *, pad: int,
                         label_weight=label_weight)
 
 
+def check_label_weight(value, name: str = "intent label loss weight") -> float:
+  """The readout loss weight as a float, or ValueError naming `name` and what
+  is allowed (a finite number >= 0)."""
+  if isinstance(value, bool) or not isinstance(value, (int, float)) \
+      or not np.isfinite(value) or value < 0:
+    raise ValueError(f"{name}={value!r}; allowed: a number >= 0.")
+  return float(value)
+
+
 def _check_label_readout(label_dim, label_weight) -> tuple[int, float]:
-  if isinstance(label_weight, bool) or not isinstance(label_weight, (int, float)) \
-      or not np.isfinite(label_weight) or label_weight < 0:
-    raise ValueError(f"intent label loss weight {label_weight!r}; allowed: a number >= 0.")
+  label_weight = check_label_weight(label_weight)
   if isinstance(label_dim, bool) or not isinstance(label_dim, (int, np.integer)) \
       or label_dim < 0:
     raise ValueError(f"label_dim={label_dim!r}; allowed: an int >= 0.")
@@ -352,8 +359,12 @@ def label_loss(model, params, support: SupportSet, labels_BxF) -> jax.Array:
   float32[B, F] of their intents. float32[]; 0 for a model without a readout."""
   if not getattr(model, "label_weight", 0.0):
     return jnp.zeros((), jnp.float32)
-  pred = model.label_prediction(params, support)
-  return jnp.square(pred - labels_BxF).sum(-1).mean()
+  return label_error(model.label_prediction(params, support), labels_BxF)
+
+
+def label_error(pred_BxF, labels_BxF) -> jax.Array:
+  """float32[]: squared error summed over the F features, mean over B."""
+  return jnp.square(pred_BxF - labels_BxF).sum(-1).mean()
 
 
 def _check_grid_target(spec, shots):
@@ -510,10 +521,17 @@ class ExampleIntentModel:
     params["learner"] = self.learner._init(k_learner, u)  # pylint: disable=protected-access
     return params
 
+  def _input_and_labels(self, params, support: SupportSet):
+    """(what the learner reads, the label readout or None), one encoding."""
+    u = self.encode(params, support)
+    if not self.label_dim:
+      return u, None
+    labels = self._label_head.apply({"params": params["label_head"]}, u)
+    return (labels if self.label_input else u), labels
+
   def label_prediction(self, params, support: SupportSet) -> jax.Array:
     """The label readout float32[B, F] of u (label_dim > 0)."""
-    return self._label_head.apply({"params": params["label_head"]},
-                                  self.encode(params, support))
+    return self._input_and_labels(params, support)[1]
 
   @functools.cached_property
   def _jit_init(self):
@@ -526,17 +544,13 @@ class ExampleIntentModel:
   def theta_and_labels(self, params, support: SupportSet):
     """(θ float32[B, T], label readout float32[B, F]) with one encoding of the
     support sets (label_dim > 0; a hypernetwork learner)."""
-    u = self.encode(params, support)
-    labels = self._label_head.apply({"params": params["label_head"]}, u)
-    theta = self.learner._apply(params["learner"], labels if self.label_input else u)  # pylint: disable=protected-access
-    return theta, labels
+    u, labels = self._input_and_labels(params, support)
+    return self.learner._apply(params["learner"], u), labels  # pylint: disable=protected-access
 
   def intent_input(self, params, support: SupportSet) -> jax.Array:
     """What the learner reads: u float32[B, out_dim], or with label_input the
     label readout float32[B, label_dim]."""
-    if self.label_input:
-      return self.label_prediction(params, support)
-    return self.encode(params, support)
+    return self._input_and_labels(params, support)[0]
 
   def _apply(self, params, support: SupportSet, *x):
     u = self.intent_input(params, support)

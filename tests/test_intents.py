@@ -448,7 +448,7 @@ def test_in_context_model_has_the_same_readout():
   filled = intents.SupportSet(jnp.where(s.mask[..., None], s.x, junk.x),
                               jnp.where(s.mask[..., None], s.y, junk.y), s.mask)
   np.testing.assert_allclose(model.label_prediction(params, filled), pred, atol=1e-4)
-  with pytest.raises(ValueError, match="weight -1.0; allowed: a number >= 0"):
+  with pytest.raises(ValueError, match="weight=-1.0; allowed: a number >= 0"):
     intents.in_context("direct", task.spec, 3, dict(model.config), pad=task.pad,
                        label_dim=task.feature_dim, label_weight=-1.0)
 

@@ -145,10 +145,8 @@ def validate_config(config) -> None:
         or not 1 <= shots <= intents_lib.MAX_SHOTS:
       raise ValueError(f"config.shots={shots!r}; allowed: 1..{intents_lib.MAX_SHOTS}.")
     intents_lib.encoder_config(_get(config, "intent_encoder"))
-  weight = _get(config, "intent_label_loss")
-  if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
-      or not np.isfinite(weight) or weight < 0:
-    raise ValueError(f"config.intent_label_loss={weight!r}; allowed: a number >= 0.")
+  weight = intents_lib.check_label_weight(_get(config, "intent_label_loss"),
+                                         "config.intent_label_loss")
   label_input = _get(config, "intent_label_input")
   if not isinstance(label_input, bool):
     raise ValueError(f"config.intent_label_input={label_input!r}; allowed: True or False.")

@@ -113,7 +113,7 @@ def make_objective_fn(model, task, n_examples: int):
     metrics = {"loss": loss, "accuracy": task.exact_match(out, y, ip_BxP).mean()}
     if not weight:
       return loss, metrics
-    metrics["label_loss"] = jnp.square(labels_BxF - u_BxF).sum(-1).mean()
+    metrics["label_loss"] = intents_lib.label_error(labels_BxF, u_BxF)
     return loss + weight * metrics["label_loss"], metrics
 
   return objective
