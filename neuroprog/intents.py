@@ -476,7 +476,11 @@ class ExampleIntentModel:
   support sets at init. With label_dim > 0, params also hold "label_head", a
   Dense(label_dim) readout of u trained by `label_loss` (weight label_weight);
   with label_input the learner (built for intent_dim = label_dim) reads that
-  readout, the encoder's estimate of the label features, instead of u.
+  readout, the encoder's estimate of the label features, instead of u. With
+  label_detach as well, the learner reads the readout through stop_gradient:
+  the task loss trains the learner alone and the encoder learns only to
+  predict the label features (recognise, then synthesize), so the learner
+  sees inputs shaped like the label features it would read from labels.
   """
   learner: Any
   encoder: ExampleSetEncoder
@@ -484,6 +488,7 @@ class ExampleIntentModel:
   label_dim: int = 0
   label_weight: float = 0.0
   label_input: bool = False
+  label_detach: bool = False
 
   @property
   def name(self):
@@ -527,7 +532,9 @@ class ExampleIntentModel:
     if not self.label_dim:
       return u, None
     labels = self._label_head.apply({"params": params["label_head"]}, u)
-    return (labels if self.label_input else u), labels
+    if not self.label_input:
+      return u, labels
+    return (jax.lax.stop_gradient(labels) if self.label_detach else labels), labels
 
   def label_prediction(self, params, support: SupportSet) -> jax.Array:
     """The label readout float32[B, F] of u (label_dim > 0)."""
@@ -585,20 +592,24 @@ class ExampleIntentModel:
 
 def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
          vocab_size: int, label_dim: int = 0, label_weight: float = 0.0,
-         label_input: bool = False) -> ExampleIntentModel:
+         label_input: bool = False, label_detach: bool = False) -> ExampleIntentModel:
   """`learner` (built for intent_dim = out_dim, or label_dim with
   label_input) with an example-set encoder.
 
   spec: the target (a Seq2SeqSpec: its max_len is the grids' length L).
   label_dim, label_weight: the label readout of u (F, its loss weight; both 0:
   none). label_input: the learner reads the readout instead of u (needs
-  label_weight > 0).
+  label_weight > 0). label_detach: it reads it through stop_gradient, so only
+  the label loss trains the encoder (needs label_input).
   """
   _check_grid_target(spec, shots)
   label_dim, label_weight = _check_label_readout(label_dim, label_weight)
   if label_input and not label_weight:
     raise ValueError("label_input: the learner would read an untrained readout; it needs "
                      "a label loss weight > 0.")
+  if label_detach and not label_input:
+    raise ValueError("label_detach stops the task loss's gradient at the label readout "
+                     "the learner reads; it needs label_input=True.")
   cfg = encoder_config(options)
   width = label_dim if label_input else cfg["out_dim"]
   if learner.intent_dim != width:
@@ -607,4 +618,4 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   enc = ExampleSetEncoder(vocab_size=vocab_size, max_len=spec.max_len, pad=pad, **cfg)
   return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots),
                             label_dim=label_dim, label_weight=label_weight,
-                            label_input=bool(label_input))
+                            label_input=bool(label_input), label_detach=bool(label_detach))

@@ -181,6 +181,10 @@ def test_config_errors_name_the_bad_value():
        "intent_label_loss=1.0 reads the representation of example intents"),
       (dict(intent_label_input=True), "intent_label_input=True reads a label readout"),
       (dict(intent_label_input=1), "intent_label_input=1; allowed: True or False"),
+      (dict(intent_label_loss=1.0, intent_label_detach=True),
+       "intent_label_detach=True stops the gradient .* needs config.intent_label_input=True"),
+      (dict(intent_label_loss=1.0, intent_label_input=True, intent_label_detach="yes"),
+       "intent_label_detach='yes'; allowed: True or False"),
       (dict(task="sumfirst"), "task 'sumfirst' has no grid pairs")]:
     config = loop.default_config(**{**base, **values})
     with pytest.raises(ValueError, match=message):
@@ -418,6 +422,50 @@ def test_learner_can_read_the_label_readout_instead_of_u():
   with pytest.raises(ValueError, match="needs a label loss weight > 0"):
     intents.wrap(model.learner, task.spec, 2, {"width": 8, "heads": 2, "out_dim": 8},
                  pad=task.pad, vocab_size=11, label_input=True)
+
+
+def test_detached_readout_leaves_the_encoder_to_the_label_loss():
+  """With intent_label_detach the learner reads the same readout (same θ), but
+  the task loss's gradient stops there: the encoder and the readout head move
+  only with the label loss, and the learner only with the task loss."""
+  values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=2,
+                model_configs={"meta_gmlp": {"hidden": 2}},
+                intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+                intent_label_loss=1.0, intent_label_input=True)
+  task = loop.build_task(loop.default_config(**values))
+  joint = loop.create_model(loop.default_config(**values), task, "meta_gmlp")
+  detached = loop.create_model(loop.default_config(**values, intent_label_detach=True),
+                               task, "meta_gmlp")
+  assert detached.label_detach and not joint.label_detach
+  key = jax.random.key(0)
+  params = joint.init(key, step_lib.probe_intents(joint, task, key, task.train_intents))
+  ip = jnp.asarray(task.intent_params(task.train_intents[:3]))
+  feats = jnp.asarray(task.features(task.train_intents[:3]))
+  support = step_lib.draw(joint, task, jax.random.key(1), feats, ip, 0)[0]
+  np.testing.assert_allclose(detached.apply(params, support), joint.apply(params, support),
+                             atol=1e-6)
+
+  def task_grads(model):
+    objective = step_lib.make_objective_fn(dataclasses.replace(model, label_weight=0.0),
+                                           task, 4)
+    # label_weight 0 drops the label term; the learner still reads the readout.
+    return jax.grad(lambda p: objective(p, jax.random.key(1), feats, ip)[0])(params)
+
+  def biggest(tree):
+    return max(float(jnp.abs(a).max()) for a in jax.tree_util.tree_leaves(tree))
+
+  g_joint, g_detached = task_grads(joint), task_grads(detached)
+  assert biggest(g_joint["encoder"]) > 0 and biggest(g_joint["label_head"]) > 0
+  assert biggest(g_detached["encoder"]) == 0 and biggest(g_detached["label_head"]) == 0
+  np.testing.assert_allclose(biggest(g_detached["learner"]), biggest(g_joint["learner"]),
+                             rtol=1e-5)
+  # The label loss still trains the encoder through the detached readout.
+  g_label = jax.grad(lambda p: intents.label_loss(detached, p, support, feats))(params)
+  assert biggest(g_label["encoder"]) > 0 and biggest(g_label["learner"]) == 0
+  with pytest.raises(ValueError, match="label_detach .* needs label_input=True"):
+    intents.wrap(joint.learner, task.spec, 2, {"width": 8, "heads": 2, "out_dim": 8},
+                 pad=task.pad, vocab_size=11, label_dim=task.feature_dim,
+                 label_weight=1.0, label_detach=True)
 
 
 def test_in_context_model_has_the_same_readout():
