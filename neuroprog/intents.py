@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import flax.linen as nn
 import jax
@@ -343,6 +343,24 @@ def check_label_weight(value, name: str = "intent label loss weight") -> float:
   return float(value)
 
 
+# How a hypernetwork reads the label readout with label_input (ExampleIntentModel).
+LABEL_FEEDS = ("joint", "detached", "snapped")
+
+
+def check_label_feed(feed, label_input: bool, can_snap: bool,
+                     name: str = "label feed") -> str:
+  """`feed` if it is one of LABEL_FEEDS and usable, else ValueError naming it."""
+  if feed not in LABEL_FEEDS:
+    raise ValueError(f"{name}={feed!r}; allowed: {list(LABEL_FEEDS)}.")
+  if feed != "joint" and not label_input:
+    raise ValueError(f"{name}={feed!r} says how the hypernetworks read the label readout; "
+                     "it needs the label readout as their input (label_input=True).")
+  if feed == "snapped" and not can_snap:
+    raise ValueError(f"{name}='snapped' needs the task's snap_features (the features of "
+                     "the nearest intent); this task has none.")
+  return feed
+
+
 def _check_label_readout(label_dim, label_weight) -> tuple[int, float]:
   label_weight = check_label_weight(label_weight)
   if isinstance(label_dim, bool) or not isinstance(label_dim, (int, np.integer)) \
@@ -476,11 +494,15 @@ class ExampleIntentModel:
   support sets at init. With label_dim > 0, params also hold "label_head", a
   Dense(label_dim) readout of u trained by `label_loss` (weight label_weight);
   with label_input the learner (built for intent_dim = label_dim) reads that
-  readout, the encoder's estimate of the label features, instead of u. With
-  label_detach as well, the learner reads the readout through stop_gradient:
-  the task loss trains the learner alone and the encoder learns only to
-  predict the label features (recognise, then synthesize), so the learner
-  sees inputs shaped like the label features it would read from labels.
+  readout, the encoder's estimate of the label features, instead of u, fed
+  as label_feed says (`LABEL_FEEDS`):
+    "joint":    the readout itself; the task loss trains encoder and readout too.
+    "detached": the readout through stop_gradient: the task loss trains the
+                learner alone, the encoder learns only to predict the label
+                features (recognise, then synthesize).
+    "snapped":  detached, then `snap` (the task's `snap_features`): the label
+                features of the nearest intent, so where recognition is right
+                the learner reads exactly what its label-intent twin reads.
   """
   learner: Any
   encoder: ExampleSetEncoder
@@ -488,7 +510,8 @@ class ExampleIntentModel:
   label_dim: int = 0
   label_weight: float = 0.0
   label_input: bool = False
-  label_detach: bool = False
+  label_feed: str = "joint"
+  snap: Optional[Callable[[jax.Array], jax.Array]] = None
 
   @property
   def name(self):
@@ -522,7 +545,7 @@ class ExampleIntentModel:
     if self.label_dim:
       params["label_head"] = self._label_head.init(jax.random.fold_in(key, 1), u)["params"]
       if self.label_input:
-        u = self._label_head.apply({"params": params["label_head"]}, u)
+        u = self._feed(self._label_head.apply({"params": params["label_head"]}, u))
     params["learner"] = self.learner._init(k_learner, u)  # pylint: disable=protected-access
     return params
 
@@ -532,9 +555,14 @@ class ExampleIntentModel:
     if not self.label_dim:
       return u, None
     labels = self._label_head.apply({"params": params["label_head"]}, u)
-    if not self.label_input:
-      return u, labels
-    return (jax.lax.stop_gradient(labels) if self.label_detach else labels), labels
+    return (self._feed(labels) if self.label_input else u), labels
+
+  def _feed(self, labels_BxF):
+    """What the learner reads of the readout float32[B, F] (label_feed)."""
+    if self.label_feed == "joint":
+      return labels_BxF
+    labels_BxF = jax.lax.stop_gradient(labels_BxF)
+    return self.snap(labels_BxF) if self.label_feed == "snapped" else labels_BxF
 
   def label_prediction(self, params, support: SupportSet) -> jax.Array:
     """The label readout float32[B, F] of u (label_dim > 0)."""
@@ -592,24 +620,24 @@ class ExampleIntentModel:
 
 def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
          vocab_size: int, label_dim: int = 0, label_weight: float = 0.0,
-         label_input: bool = False, label_detach: bool = False) -> ExampleIntentModel:
+         label_input: bool = False, label_feed: str = "joint",
+         snap: Optional[Callable[[jax.Array], jax.Array]] = None) -> ExampleIntentModel:
   """`learner` (built for intent_dim = out_dim, or label_dim with
   label_input) with an example-set encoder.
 
   spec: the target (a Seq2SeqSpec: its max_len is the grids' length L).
   label_dim, label_weight: the label readout of u (F, its loss weight; both 0:
   none). label_input: the learner reads the readout instead of u (needs
-  label_weight > 0). label_detach: it reads it through stop_gradient, so only
-  the label loss trains the encoder (needs label_input).
+  label_weight > 0). label_feed: how it reads it (`LABEL_FEEDS`; other than
+  "joint" needs label_input; "snapped" needs snap, features -> the features of
+  the nearest intent, float32[B, F] -> float32[B, F]).
   """
   _check_grid_target(spec, shots)
   label_dim, label_weight = _check_label_readout(label_dim, label_weight)
   if label_input and not label_weight:
     raise ValueError("label_input: the learner would read an untrained readout; it needs "
                      "a label loss weight > 0.")
-  if label_detach and not label_input:
-    raise ValueError("label_detach stops the task loss's gradient at the label readout "
-                     "the learner reads; it needs label_input=True.")
+  check_label_feed(label_feed, label_input, snap is not None)
   cfg = encoder_config(options)
   width = label_dim if label_input else cfg["out_dim"]
   if learner.intent_dim != width:
@@ -618,4 +646,5 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   enc = ExampleSetEncoder(vocab_size=vocab_size, max_len=spec.max_len, pad=pad, **cfg)
   return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots),
                             label_dim=label_dim, label_weight=label_weight,
-                            label_input=bool(label_input), label_detach=bool(label_detach))
+                            label_input=bool(label_input), label_feed=label_feed,
+                            snap=snap)

@@ -1,5 +1,6 @@
 """Intents given as examples: the example-set encoder, user pairs, training."""
 import dataclasses
+import functools
 import re
 
 import flax.linen as nn
@@ -181,10 +182,10 @@ def test_config_errors_name_the_bad_value():
        "intent_label_loss=1.0 reads the representation of example intents"),
       (dict(intent_label_input=True), "intent_label_input=True reads a label readout"),
       (dict(intent_label_input=1), "intent_label_input=1; allowed: True or False"),
-      (dict(intent_label_loss=1.0, intent_label_detach=True),
-       "intent_label_detach=True stops the gradient .* needs config.intent_label_input=True"),
-      (dict(intent_label_loss=1.0, intent_label_input=True, intent_label_detach="yes"),
-       "intent_label_detach='yes'; allowed: True or False"),
+      (dict(intent_label_loss=1.0, intent_label_feed="detached"),
+       "intent_label_feed='detached' says how .* needs the label readout as their input"),
+      (dict(intent_label_loss=1.0, intent_label_input=True, intent_label_feed="rounded"),
+       "intent_label_feed='rounded'; allowed: \\['joint', 'detached', 'snapped'\\]"),
       (dict(task="sumfirst"), "task 'sumfirst' has no grid pairs")]:
     config = loop.default_config(**{**base, **values})
     with pytest.raises(ValueError, match=message):
@@ -425,18 +426,20 @@ def test_learner_can_read_the_label_readout_instead_of_u():
 
 
 def test_detached_readout_leaves_the_encoder_to_the_label_loss():
-  """With intent_label_detach the learner reads the same readout (same θ), but
-  the task loss's gradient stops there: the encoder and the readout head move
-  only with the label loss, and the learner only with the task loss."""
+  """With intent_label_feed="detached" the learner reads the same readout
+  (same θ), but the task loss's gradient stops there: the encoder and the
+  readout head move only with the label loss, the learner only with the task
+  loss. "snapped" feeds the learner the features of the nearest intent."""
   values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=2,
                 model_configs={"meta_gmlp": {"hidden": 2}},
                 intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
                 intent_label_loss=1.0, intent_label_input=True)
   task = loop.build_task(loop.default_config(**values))
   joint = loop.create_model(loop.default_config(**values), task, "meta_gmlp")
-  detached = loop.create_model(loop.default_config(**values, intent_label_detach=True),
-                               task, "meta_gmlp")
-  assert detached.label_detach and not joint.label_detach
+  detached, snapped = (
+      loop.create_model(loop.default_config(**values, intent_label_feed=feed), task,
+                        "meta_gmlp") for feed in ("detached", "snapped"))
+  assert (joint.label_feed, detached.label_feed) == ("joint", "detached")
   key = jax.random.key(0)
   params = joint.init(key, step_lib.probe_intents(joint, task, key, task.train_intents))
   ip = jnp.asarray(task.intent_params(task.train_intents[:3]))
@@ -444,6 +447,11 @@ def test_detached_readout_leaves_the_encoder_to_the_label_loss():
   support = step_lib.draw(joint, task, jax.random.key(1), feats, ip, 0)[0]
   np.testing.assert_allclose(detached.apply(params, support), joint.apply(params, support),
                              atol=1e-6)
+  snapped_input = task.snap_features(joint.label_prediction(params, support))
+  np.testing.assert_array_equal(snapped.intent_input(params, support), snapped_input)
+  np.testing.assert_allclose(
+      snapped.apply(params, support),
+      snapped.learner._apply(params["learner"], snapped_input), atol=1e-5)  # pylint: disable=protected-access
 
   def task_grads(model):
     objective = step_lib.make_objective_fn(dataclasses.replace(model, label_weight=0.0),
@@ -457,15 +465,37 @@ def test_detached_readout_leaves_the_encoder_to_the_label_loss():
   g_joint, g_detached = task_grads(joint), task_grads(detached)
   assert biggest(g_joint["encoder"]) > 0 and biggest(g_joint["label_head"]) > 0
   assert biggest(g_detached["encoder"]) == 0 and biggest(g_detached["label_head"]) == 0
+  g_snapped = task_grads(snapped)
+  assert biggest(g_snapped["encoder"]) == 0 and biggest(g_snapped["learner"]) > 0
   np.testing.assert_allclose(biggest(g_detached["learner"]), biggest(g_joint["learner"]),
                              rtol=1e-5)
   # The label loss still trains the encoder through the detached readout.
   g_label = jax.grad(lambda p: intents.label_loss(detached, p, support, feats))(params)
   assert biggest(g_label["encoder"]) > 0 and biggest(g_label["learner"]) == 0
-  with pytest.raises(ValueError, match="label_detach .* needs label_input=True"):
-    intents.wrap(joint.learner, task.spec, 2, {"width": 8, "heads": 2, "out_dim": 8},
-                 pad=task.pad, vocab_size=11, label_dim=task.feature_dim,
-                 label_weight=1.0, label_detach=True)
+  wrap = functools.partial(intents.wrap, joint.learner, task.spec, 2,
+                           {"width": 8, "heads": 2, "out_dim": 8}, pad=task.pad,
+                           vocab_size=11, label_dim=task.feature_dim, label_weight=1.0)
+  with pytest.raises(ValueError, match="label feed='detached' .* needs the label readout"):
+    wrap(label_feed="detached")
+  with pytest.raises(ValueError, match="label feed='snapped' needs the task's snap_features"):
+    wrap(label_input=True, label_feed="snapped")
+
+
+def test_arc1d_snaps_estimates_to_the_nearest_intent():
+  """snap_features: the family of the largest family entry and, where the
+  family has one, the parameter rounded to an integer, unseen ones included."""
+  task = tasks.get("arc1d")
+  intents_ = [("move_right", 3), ("scale", 4), ("flip", None), ("recolor", 7)]
+  exact = jnp.asarray(task.features(intents_))
+  noise = 0.04 * jax.random.normal(jax.random.key(0), exact.shape)   # < 0.05: k moves < 0.5
+  noisy = exact + jnp.clip(noise, -0.045, 0.045)
+  np.testing.assert_array_equal(task.snap_features(noisy), exact)
+  # A parameter estimate of 3.6 on a family with a parameter reads as 4; on a
+  # family without one the parameter entries are 0 whatever the estimate.
+  est = exact.at[0, -2].set(0.36).at[2, -2].set(0.5).at[2, -1].set(0.7)
+  snapped = np.asarray(task.snap_features(est))
+  np.testing.assert_allclose(snapped[0], task.features([("move_right", 4)])[0], atol=1e-7)
+  np.testing.assert_array_equal(snapped[2], exact[2])
 
 
 def test_in_context_model_has_the_same_readout():

@@ -69,10 +69,12 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # encoder's estimate of the label features, float32[B, F]) instead of u.
     # Needs intent_label_loss > 0; the in-context model has no u to replace.
     "intent_label_input": False,
-    # Example intents, with intent_label_input: True stops the task loss's
-    # gradient at that readout, so the encoder learns only from the label loss
-    # and the learner reads label-shaped inputs (recognise, then synthesize).
-    "intent_label_detach": False,
+    # Example intents, with intent_label_input: how the hypernetworks read the
+    # readout (intents.LABEL_FEEDS): "joint" as it is, trained by the task loss
+    # too; "detached" through stop_gradient, so the encoder learns only from
+    # the label loss (recognise, then synthesize); "snapped" detached and
+    # replaced by the label features of the nearest intent (task.snap_features).
+    "intent_label_feed": "joint",
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -123,7 +125,7 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
 # older workdir's run had, so resuming it must not see them as a change.
 ADDED_KEYS = {k: SCHEMA.defaults[k]
               for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
-                        "intent_label_input", "intent_label_detach")}
+                        "intent_label_input", "intent_label_feed")}
 
 INTENT_KINDS = ("label", "examples")
 # Support sets drawn per intent when a model that reads example intents is
@@ -157,12 +159,9 @@ def validate_config(config) -> None:
   if label_input and not weight:
     raise ValueError("config.intent_label_input=True reads a label readout that only "
                      "config.intent_label_loss > 0 trains; allowed: set both, or neither.")
-  detach = _get(config, "intent_label_detach")
-  if not isinstance(detach, bool):
-    raise ValueError(f"config.intent_label_detach={detach!r}; allowed: True or False.")
-  if detach and not label_input:
-    raise ValueError("config.intent_label_detach=True stops the gradient at the readout "
-                     "the hypernetworks read; it needs config.intent_label_input=True.")
+  intents_lib.check_label_feed(_get(config, "intent_label_feed"), label_input,
+                               hasattr(tasks.get(_get(config, "task")), "snap_features"),
+                               "config.intent_label_feed")
   if weight and kind != "examples":
     raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
                      "example intents; with config.intent='label' the label is the input. "
@@ -226,7 +225,8 @@ def create_model(config, task, name):
   return intents_lib.wrap(learner, task.spec, _get(config, "shots"), enc,
                           pad=task.pad, vocab_size=task.spec.vocab_size,
                           label_input=label_input,
-                          label_detach=bool(_get(config, "intent_label_detach")), **readout)
+                          label_feed=_get(config, "intent_label_feed"),
+                          snap=getattr(task, "snap_features", None), **readout)
 
 
 def matched_model_configs(task_name: str, names=meta.NAMES, *,

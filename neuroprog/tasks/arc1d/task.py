@@ -12,6 +12,8 @@ from neuroprog.tasks import base
 from neuroprog.tasks.arc1d import families
 
 _PARAM_SCALE = 10.0
+# 1.0 for the families with a parameter, in FAMILIES order.
+_HAS_PARAM = tuple(float(families.PARAM_DOMAIN[f] is not None) for f in families.FAMILIES)
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 1_000_000
 
@@ -56,6 +58,19 @@ class Arc1D(base.Task):
 
   def check_intent(self, intent):
     return families.check_intent(intent)
+
+  def snap_features(self, feats_BxF: jax.Array) -> jax.Array:
+    """The label features float32[B, 11] of the intent nearest to estimates
+    float32[B, 11] (e.g. a readout of example pairs): the family of the
+    largest family entry, and for a family with a parameter the estimate
+    rounded to an integer parameter (not clipped to the family's domain, so an
+    unseen parameter stays reachable). Jit-safe; not differentiable."""
+    n_fam = len(families.FAMILIES)
+    family_B = jnp.argmax(feats_BxF[:, :n_fam], -1)
+    has_param_B = jnp.asarray(_HAS_PARAM)[family_B]
+    param_B = jnp.round(feats_BxF[:, -2] * _PARAM_SCALE) / _PARAM_SCALE
+    return jnp.concatenate([jax.nn.one_hot(family_B, n_fam, dtype=jnp.float32),
+                            (param_B * has_param_B)[:, None], has_param_B[:, None]], -1)
 
   def intent_features(self, intent):
     fam, param = intent
