@@ -266,7 +266,8 @@ class InContextModel:
   params: {"net": the transformer's params}. config: its options (the direct
   baseline's token keys: d_model, n_heads, n_layers, mlp_ratio).
   label_weight: weight of the label-readout loss (`label_loss`); the net's
-  label_dim is the task's feature width when it is > 0, else 0.
+  label_dim is the task's feature width when it is > 0, else 0. label_units:
+  per-feature multipliers of that loss's error (`label_error`); None: 1.
   """
   name: str
   spec: specs_lib.Spec
@@ -274,6 +275,7 @@ class InContextModel:
   net: InContextTransformer
   shots: int
   label_weight: float = 0.0
+  label_units: Optional[tuple[float, ...]] = None
   is_direct = True
 
   def _init(self, key, probe: SupportSet):
@@ -317,12 +319,15 @@ class InContextModel:
 
 
 def in_context(name: str, spec: specs_lib.Spec, shots: int, config, *, pad: int,
-               label_dim: int = 0, label_weight: float = 0.0) -> InContextModel:
+               label_dim: int = 0, label_weight: float = 0.0,
+               label_units=None) -> InContextModel:
   """The in-context direct baseline for `spec` (a Seq2SeqSpec) reading `shots`
   pairs; config: the direct baseline's token options (`meta.direct`).
-  label_dim, label_weight: the label readout (F, its loss weight; both 0: none)."""
+  label_dim, label_weight: the label readout (F, its loss weight; both 0: none);
+  label_units: F multipliers of the readout's error (`label_error`) or None."""
   _check_grid_target(spec, shots)
   label_dim, label_weight = _check_label_readout(label_dim, label_weight)
+  label_units = _check_label_units(label_units, label_dim)
   if config["d_model"] % config["n_heads"]:
     raise ValueError(f"{name}: d_model={config['d_model']} is not divisible by "
                      f"n_heads={config['n_heads']}.")
@@ -331,7 +336,7 @@ def in_context(name: str, spec: specs_lib.Spec, shots: int, config, *, pad: int,
                              n_layers=int(config["n_layers"]),
                              mlp_ratio=int(config["mlp_ratio"]), label_dim=label_dim)
   return InContextModel(name=name, spec=spec, config=config, net=net, shots=int(shots),
-                        label_weight=label_weight)
+                        label_weight=label_weight, label_units=label_units)
 
 
 def check_label_weight(value, name: str = "intent label loss weight") -> float:
@@ -371,18 +376,36 @@ def _check_label_readout(label_dim, label_weight) -> tuple[int, float]:
   return (int(label_dim) if label_weight > 0 else 0), float(label_weight)
 
 
+def _check_label_units(units, label_dim: int):
+  """units as a tuple of label_dim positive floats, None as None; else ValueError."""
+  if units is None:
+    return None
+  units = tuple(float(u) for u in units)
+  if len(units) != label_dim or not all(np.isfinite(u) and u > 0 for u in units):
+    raise ValueError(f"label_units={units!r}; allowed: None, or {label_dim} positive numbers "
+                     "(one per label feature).")
+  return units
+
+
 def label_loss(model, params, support: SupportSet, labels_BxF) -> jax.Array:
   """Mean over the B support sets of the squared error, summed over the F
-  features, of the model's label readout against the label features
-  float32[B, F] of their intents. float32[]; 0 for a model without a readout."""
+  features (each times the model's label_units, if any), of the model's label
+  readout against the label features float32[B, F] of their intents.
+  float32[]; 0 for a model without a readout."""
   if not getattr(model, "label_weight", 0.0):
     return jnp.zeros((), jnp.float32)
-  return label_error(model.label_prediction(params, support), labels_BxF)
+  return label_error(model.label_prediction(params, support), labels_BxF,
+                     model.label_units)
 
 
-def label_error(pred_BxF, labels_BxF) -> jax.Array:
-  """float32[]: squared error summed over the F features, mean over B."""
-  return jnp.square(pred_BxF - labels_BxF).sum(-1).mean()
+def label_error(pred_BxF, labels_BxF, units_F=None) -> jax.Array:
+  """float32[]: squared error summed over the F features, mean over B; with
+  units_F (F multipliers, e.g. a task's `label_units`) each feature's error is
+  first multiplied by its unit, so an error is counted in the intent's units."""
+  diff_BxF = pred_BxF - labels_BxF
+  if units_F is not None:
+    diff_BxF = diff_BxF * jnp.asarray(units_F, diff_BxF.dtype)
+  return jnp.square(diff_BxF).sum(-1).mean()
 
 
 def _check_grid_target(spec, shots):
@@ -512,6 +535,7 @@ class ExampleIntentModel:
   label_input: bool = False
   label_feed: str = "joint"
   snap: Optional[Callable[[jax.Array], jax.Array]] = None
+  label_units: Optional[tuple[float, ...]] = None
 
   @property
   def name(self):
@@ -621,7 +645,8 @@ class ExampleIntentModel:
 def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
          vocab_size: int, label_dim: int = 0, label_weight: float = 0.0,
          label_input: bool = False, label_feed: str = "joint",
-         snap: Optional[Callable[[jax.Array], jax.Array]] = None) -> ExampleIntentModel:
+         snap: Optional[Callable[[jax.Array], jax.Array]] = None,
+         label_units=None) -> ExampleIntentModel:
   """`learner` (built for intent_dim = out_dim, or label_dim with
   label_input) with an example-set encoder.
 
@@ -630,7 +655,8 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   none). label_input: the learner reads the readout instead of u (needs
   label_weight > 0). label_feed: how it reads it (`LABEL_FEEDS`; other than
   "joint" needs label_input; "snapped" needs snap, features -> the features of
-  the nearest intent, float32[B, F] -> float32[B, F]).
+  the nearest intent, float32[B, F] -> float32[B, F]). label_units: F
+  multipliers of the readout loss's error (`label_error`), or None.
   """
   _check_grid_target(spec, shots)
   label_dim, label_weight = _check_label_readout(label_dim, label_weight)
@@ -638,6 +664,7 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
     raise ValueError("label_input: the learner would read an untrained readout; it needs "
                      "a label loss weight > 0.")
   check_label_feed(label_feed, label_input, snap is not None)
+  label_units = _check_label_units(label_units, label_dim)
   cfg = encoder_config(options)
   width = label_dim if label_input else cfg["out_dim"]
   if learner.intent_dim != width:
@@ -647,4 +674,4 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots),
                             label_dim=label_dim, label_weight=label_weight,
                             label_input=bool(label_input), label_feed=label_feed,
-                            snap=snap)
+                            snap=snap, label_units=label_units)

@@ -186,6 +186,10 @@ def test_config_errors_name_the_bad_value():
        "intent_label_feed='detached' says how .* needs the label readout as their input"),
       (dict(intent_label_loss=1.0, intent_label_input=True, intent_label_feed="rounded"),
        "intent_label_feed='rounded'; allowed: \\['joint', 'detached', 'snapped'\\]"),
+      (dict(intent_label_loss=1.0, intent_label_units="cells"),
+       "intent_label_units='cells'; allowed: \\['features', 'intent'\\]"),
+      (dict(intent_label_units="intent"),
+       "intent_label_units='intent' sets the units .* needs config.intent_label_loss > 0"),
       (dict(task="sumfirst"), "task 'sumfirst' has no grid pairs")]:
     config = loop.default_config(**{**base, **values})
     with pytest.raises(ValueError, match=message):
@@ -479,6 +483,39 @@ def test_detached_readout_leaves_the_encoder_to_the_label_loss():
     wrap(label_feed="detached")
   with pytest.raises(ValueError, match="label feed='snapped' needs the task's snap_features"):
     wrap(label_input=True, label_feed="snapped")
+
+
+def test_label_loss_in_the_intents_units():
+  """intent_label_units="intent": the readout's error on arc1d's parameter
+  feature counts in parameter steps (x 10), the other features as they are."""
+  values = dict(task="arc1d", models=("meta_mlp", "direct"), intent="examples", shots=2,
+                model_configs={"meta_mlp": {"hidden": 4},
+                               "direct": {"d_model": 16, "n_layers": 1}},
+                intent_encoder={"width": 8, "heads": 2, "out_dim": 8}, intent_label_loss=1.0)
+  config = loop.default_config(**values, intent_label_units="intent")
+  loop.validate_config(config)
+  task = loop.build_task(config)
+  assert task.label_units == (1.0,) * 9 + (10.0, 1.0)
+  for name in ("meta_mlp", "direct"):
+    model = loop.create_model(config, task, name)
+    assert model.label_units == task.label_units
+    assert loop.create_model(loop.default_config(**values), task, name).label_units is None
+  model = loop.create_model(config, task, "meta_mlp")
+  key = jax.random.key(0)
+  params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
+  ip = jnp.asarray(task.intent_params(task.train_intents[:4]))
+  feats = jnp.asarray(task.features(task.train_intents[:4]))
+  metrics = step_lib.make_objective_fn(model, task, 4)(params, jax.random.key(1), feats, ip)[1]
+  support = step_lib.draw(model, task, jax.random.key(1), feats, ip, 4)[0]
+  diff = model.label_prediction(params, support) - feats
+  by_hand = jnp.mean(jnp.sum(diff[:, :9] ** 2, -1) + (10 * diff[:, 9]) ** 2 + diff[:, 10] ** 2)
+  np.testing.assert_allclose(float(metrics["label_loss"]), float(by_hand), rtol=1e-4)
+  np.testing.assert_allclose(float(intents.label_loss(model, params, support, feats)),
+                             float(by_hand), rtol=1e-4)
+  with pytest.raises(ValueError, match="label_units=\\(1.0, 2.0\\); allowed: None, or 11"):
+    intents.wrap(model.learner, task.spec, 2, {"width": 8, "heads": 2, "out_dim": 8},
+                 pad=task.pad, vocab_size=11, label_dim=11, label_weight=1.0,
+                 label_units=(1.0, 2.0))
 
 
 def test_arc1d_snaps_estimates_to_the_nearest_intent():

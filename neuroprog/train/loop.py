@@ -75,6 +75,10 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # the label loss (recognise, then synthesize); "snapped" detached and
     # replaced by the label features of the nearest intent (task.snap_features).
     "intent_label_feed": "joint",
+    # Example intents: the label loss's error in the features as they are
+    # ("features"), or each feature in the intent's own units ("intent":
+    # task.label_units, e.g. arc1d's parameter in integer steps).
+    "intent_label_units": "features",
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -125,9 +129,10 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
 # older workdir's run had, so resuming it must not see them as a change.
 ADDED_KEYS = {k: SCHEMA.defaults[k]
               for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
-                        "intent_label_input", "intent_label_feed")}
+                        "intent_label_input", "intent_label_feed", "intent_label_units")}
 
 INTENT_KINDS = ("label", "examples")
+LABEL_UNITS = ("features", "intent")
 # Support sets drawn per intent when a model that reads example intents is
 # evaluated; the eval_examples queries of an intent are split among them, so
 # an accuracy averages over support draws as well as queries.
@@ -162,6 +167,15 @@ def validate_config(config) -> None:
   intents_lib.check_label_feed(_get(config, "intent_label_feed"), label_input,
                                hasattr(tasks.get(_get(config, "task")), "snap_features"),
                                "config.intent_label_feed")
+  units = _get(config, "intent_label_units")
+  if units not in LABEL_UNITS:
+    raise ValueError(f"config.intent_label_units={units!r}; allowed: {list(LABEL_UNITS)}.")
+  if units == "intent" and not weight:
+    raise ValueError("config.intent_label_units='intent' sets the units of the label loss; "
+                     "it needs config.intent_label_loss > 0.")
+  if units == "intent" and not hasattr(tasks.get(_get(config, "task")), "label_units"):
+    raise ValueError(f"config.intent_label_units='intent': task {_get(config, 'task')!r} "
+                     "has no label_units; allowed: 'features'.")
   if weight and kind != "examples":
     raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
                      "example intents; with config.intent='label' the label is the input. "
@@ -212,6 +226,8 @@ def create_model(config, task, name):
   # Every model of the run gets the same label readout (or none).
   readout = {"label_weight": float(_get(config, "intent_label_loss"))}
   readout["label_dim"] = task.feature_dim if readout["label_weight"] else 0
+  if _get(config, "intent_label_units") == "intent":
+    readout["label_units"] = task.label_units
   if meta.base_name(name) == "direct":
     # The direct baseline reads the support pairs in context itself: the
     # few-shot form of (U, X) -> Y, with no encoder and no θ in between.

@@ -113,7 +113,8 @@ def make_objective_fn(model, task, n_examples: int):
     metrics = {"loss": loss, "accuracy": task.exact_match(out, y, ip_BxP).mean()}
     if not weight:
       return loss, metrics
-    metrics["label_loss"] = intents_lib.label_error(labels_BxF, u_BxF)
+    metrics["label_loss"] = intents_lib.label_error(labels_BxF, u_BxF,
+                                                    getattr(model, "label_units", None))
     return loss + weight * metrics["label_loss"], metrics
 
   return objective

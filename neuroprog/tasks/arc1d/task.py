@@ -59,6 +59,13 @@ class Arc1D(base.Task):
   def check_intent(self, intent):
     return families.check_intent(intent)
 
+  # Multipliers that put each label feature in the intent's own units (the
+  # parameter in integer steps, the rest as they are): a readout trained with
+  # them (config.intent_label_units="intent") is asked for the parameter to
+  # within a step, which snap_features' rounding needs; in feature units a
+  # parameter one step off costs 1 / 100 of a wrong family entry.
+  label_units = (1.0,) * len(families.FAMILIES) + (_PARAM_SCALE, 1.0)
+
   def snap_features(self, feats_BxF: jax.Array) -> jax.Array:
     """The label features float32[B, 11] of the intent nearest to estimates
     float32[B, 11] (e.g. a readout of example pairs): the family of the
