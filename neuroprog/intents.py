@@ -112,6 +112,14 @@ def pair_relations(x, y, pad: int, n_colours: int = 10) -> jax.Array:
   return jnp.concatenate([corr, hist_x, hist_y, scalars], -1)
 
 
+def mean_pair_relations(support: SupportSet, pad: int, n_colours: int = 10) -> jax.Array:
+  """`pair_relations` averaged over the present pairs of each support set:
+  float32[B, S] for B support sets."""
+  stats_BxKxS = pair_relations(support.x, support.y, pad, n_colours)
+  m_BxKx1 = support.mask.astype(jnp.float32)[..., None]
+  return (stats_BxKxS * m_BxKx1).sum(1) / jnp.maximum(m_BxKx1.sum(1), 1.0)
+
+
 class ExampleSetEncoder(nn.Module):
   """SupportSet -> u float32[B, out_dim] (layer-normed: unit scale, like the
   label features the meta-learners are initialised for).
@@ -518,7 +526,12 @@ class ExampleIntentModel:
   Dense(label_dim) readout of u trained by `label_loss` (weight label_weight);
   with label_input the learner (built for intent_dim = label_dim) reads that
   readout, the encoder's estimate of the label features, instead of u, fed
-  as label_feed says (`LABEL_FEEDS`):
+  as label_feed says (`LABEL_FEEDS`). With gate_parameter (a task's
+  `with_gated_parameter`) the readout's parameter comes from a linear map of
+  the support set's mean pair statistics per family (param_groups of them,
+  params["param_head"]), the one of the readout's family: a shift, a stretch
+  and a recolour are linear in those statistics, so the estimate extends to
+  amounts not trained on. Label feeds:
     "joint":    the readout itself; the task loss trains encoder and readout too.
     "detached": the readout through stop_gradient: the task loss trains the
                 learner alone, the encoder learns only to predict the label
@@ -536,6 +549,8 @@ class ExampleIntentModel:
   label_feed: str = "joint"
   snap: Optional[Callable[[jax.Array], jax.Array]] = None
   label_units: Optional[tuple[float, ...]] = None
+  gate_parameter: Optional[Callable[[jax.Array, jax.Array], jax.Array]] = None
+  param_groups: int = 0
 
   @property
   def name(self):
@@ -568,8 +583,13 @@ class ExampleIntentModel:
     params = {"encoder": enc}
     if self.label_dim:
       params["label_head"] = self._label_head.init(jax.random.fold_in(key, 1), u)["params"]
+      if self.gate_parameter is not None:
+        # Zero start: the parameter estimate begins at 0 for every family.
+        n_stats = self._stats(probe).shape[-1]
+        params["param_head"] = {"kernel": jnp.zeros((n_stats, self.param_groups)),
+                                "bias": jnp.zeros((self.param_groups,))}
       if self.label_input:
-        u = self._feed(self._label_head.apply({"params": params["label_head"]}, u))
+        u = self._feed(self._readout(params, u, probe))
     params["learner"] = self.learner._init(k_learner, u)  # pylint: disable=protected-access
     return params
 
@@ -578,8 +598,21 @@ class ExampleIntentModel:
     u = self.encode(params, support)
     if not self.label_dim:
       return u, None
-    labels = self._label_head.apply({"params": params["label_head"]}, u)
+    labels = self._readout(params, u, support)
     return (self._feed(labels) if self.label_input else u), labels
+
+  def _stats(self, support: SupportSet) -> jax.Array:
+    return mean_pair_relations(support, self.encoder.pad, self.encoder.vocab_size - 1)
+
+  def _readout(self, params, u_BxD, support: SupportSet) -> jax.Array:
+    """The label readout float32[B, F]: Dense(F) of u, its parameter entry
+    from the gated per-family map of the pair statistics if there is one."""
+    labels_BxF = self._label_head.apply({"params": params["label_head"]}, u_BxD)
+    if self.gate_parameter is None:
+      return labels_BxF
+    head = params["param_head"]
+    param_BxG = self._stats(support) @ head["kernel"] + head["bias"]
+    return self.gate_parameter(labels_BxF, param_BxG)
 
   def _feed(self, labels_BxF):
     """What the learner reads of the readout float32[B, F] (label_feed)."""
@@ -633,7 +666,8 @@ class ExampleIntentModel:
     shapes = jax.eval_shape(self._init, jax.random.key(0), self.probe_support())
     learner = {k: v for k, v in shapes["learner"].items() if k != "intent"}
     leaves = jax.tree_util.tree_leaves((shapes["encoder"], learner,
-                                        shapes.get("label_head", {})))
+                                        shapes.get("label_head", {}),
+                                        shapes.get("param_head", {})))
     return int(sum(np.prod(s.shape) for s in leaves))
 
   def encoder_params(self) -> int:
@@ -646,7 +680,8 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
          vocab_size: int, label_dim: int = 0, label_weight: float = 0.0,
          label_input: bool = False, label_feed: str = "joint",
          snap: Optional[Callable[[jax.Array], jax.Array]] = None,
-         label_units=None) -> ExampleIntentModel:
+         label_units=None, gate_parameter=None, param_groups: int = 0
+         ) -> ExampleIntentModel:
   """`learner` (built for intent_dim = out_dim, or label_dim with
   label_input) with an example-set encoder.
 
@@ -657,6 +692,8 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   "joint" needs label_input; "snapped" needs snap, features -> the features of
   the nearest intent, float32[B, F] -> float32[B, F]). label_units: F
   multipliers of the readout loss's error (`label_error`), or None.
+  gate_parameter, param_groups: the parameter head (a task's
+  `with_gated_parameter` and its `param_groups`; needs a readout).
   """
   _check_grid_target(spec, shots)
   label_dim, label_weight = _check_label_readout(label_dim, label_weight)
@@ -665,6 +702,9 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
                      "a label loss weight > 0.")
   check_label_feed(label_feed, label_input, snap is not None)
   label_units = _check_label_units(label_units, label_dim)
+  if gate_parameter is not None and (not label_dim or param_groups < 1):
+    raise ValueError(f"a gated parameter head needs a label readout (label_dim={label_dim}) "
+                     f"and param_groups >= 1 (got {param_groups}).")
   cfg = encoder_config(options)
   width = label_dim if label_input else cfg["out_dim"]
   if learner.intent_dim != width:
@@ -674,4 +714,6 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   return ExampleIntentModel(learner=learner, encoder=enc, shots=int(shots),
                             label_dim=label_dim, label_weight=label_weight,
                             label_input=bool(label_input), label_feed=label_feed,
-                            snap=snap, label_units=label_units)
+                            snap=snap, label_units=label_units,
+                            gate_parameter=gate_parameter,
+                            param_groups=int(param_groups) if gate_parameter else 0)

@@ -190,6 +190,10 @@ def test_config_errors_name_the_bad_value():
        "intent_label_units='cells'; allowed: \\['features', 'intent'\\]"),
       (dict(intent_label_units="intent"),
        "intent_label_units='intent' sets the units .* needs config.intent_label_loss > 0"),
+      (dict(intent_label_loss=1.0, intent_label_parameter="conv"),
+       "intent_label_parameter='conv'; allowed: \\['dense', 'pair_stats'\\]"),
+      (dict(intent_label_parameter="pair_stats"),
+       "intent_label_parameter='pair_stats' is a part of the label readout"),
       (dict(task="sumfirst"), "task 'sumfirst' has no grid pairs")]:
     config = loop.default_config(**{**base, **values})
     with pytest.raises(ValueError, match=message):
@@ -516,6 +520,52 @@ def test_label_loss_in_the_intents_units():
     intents.wrap(model.learner, task.spec, 2, {"width": 8, "heads": 2, "out_dim": 8},
                  pad=task.pad, vocab_size=11, label_dim=11, label_weight=1.0,
                  label_units=(1.0, 2.0))
+
+
+def test_parameter_from_the_pair_statistics_of_the_readouts_family():
+  """intent_label_parameter="pair_stats": the readout's parameter entry is
+  (mean pair statistics @ kernel + bias)[family] / 10, family the readout's
+  argmax; the label loss trains that head, and its parameters are counted."""
+  values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=3,
+                model_configs={"meta_gmlp": {"hidden": 2}},
+                intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+                intent_label_loss=1.0, intent_label_input=True)
+  config = loop.default_config(**values, intent_label_parameter="pair_stats")
+  loop.validate_config(config)
+  task = loop.build_task(config)
+  model = loop.create_model(config, task, "meta_gmlp")
+  dense = loop.create_model(loop.default_config(**values), task, "meta_gmlp")
+  key = jax.random.key(0)
+  params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
+  n_stats = params["param_head"]["kernel"].shape[0]
+  assert params["param_head"]["kernel"].shape == (n_stats, 9)
+  assert model.num_params() == dense.num_params() + (n_stats + 1) * 9
+  intents_ = [("move_right", 2), ("scale", 4), ("recolor", 6)]
+  ip = jnp.asarray(task.intent_params(intents_))
+  feats = jnp.asarray(task.features(intents_))
+  support = step_lib.draw(model, task, jax.random.key(1), feats, ip, 0)[0]
+  kernel = jax.random.normal(jax.random.key(2), (n_stats, 9))
+  bias = jnp.arange(9.0)
+  params["param_head"] = {"kernel": kernel, "bias": bias}
+  readout = model.label_prediction(params, support)
+  plain = dense.label_prediction(params, support)     # the same Dense readout of u
+  stats = intents.mean_pair_relations(support, task.pad)
+  family = jnp.argmax(plain[:, :9], -1)
+  expected = (stats @ kernel + bias)[jnp.arange(3), family] / 10.0
+  np.testing.assert_allclose(readout[:, -2], expected, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(readout[:, :-2], plain[:, :-2], atol=1e-6)
+  np.testing.assert_allclose(readout[:, -1], plain[:, -1], atol=1e-6)
+  # Only the chosen family's column of the head learns from the label loss.
+  g = jax.grad(lambda p: intents.label_loss(model, p, support, feats))(params)
+  chosen = set(np.asarray(family).tolist())
+  moved = {j for j in range(9) if float(jnp.abs(g["param_head"]["kernel"][:, j]).max()) > 0}
+  assert moved == chosen
+  # The mean statistics skip absent pairs.
+  fewer = support._replace(mask=support.mask.at[:, 2].set(False))
+  np.testing.assert_allclose(
+      intents.mean_pair_relations(fewer, task.pad),
+      intents.pair_relations(support.x[:, :2], support.y[:, :2], task.pad).mean(1),
+      rtol=1e-6)
 
 
 def test_arc1d_snaps_estimates_to_the_nearest_intent():

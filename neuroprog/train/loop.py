@@ -79,6 +79,11 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # ("features"), or each feature in the intent's own units ("intent":
     # task.label_units, e.g. arc1d's parameter in integer steps).
     "intent_label_units": "features",
+    # Example intents: where the readout's parameter comes from: "dense" (the
+    # readout's linear map of u, like the other features) or "pair_stats" (a
+    # linear map of the support set's mean pair statistics per family, the
+    # one of the readout's family: task.with_gated_parameter).
+    "intent_label_parameter": "dense",
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -129,10 +134,12 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
 # older workdir's run had, so resuming it must not see them as a change.
 ADDED_KEYS = {k: SCHEMA.defaults[k]
               for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
-                        "intent_label_input", "intent_label_feed", "intent_label_units")}
+                        "intent_label_input", "intent_label_feed", "intent_label_units",
+                        "intent_label_parameter")}
 
 INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
+LABEL_PARAMETER = ("dense", "pair_stats")
 # Support sets drawn per intent when a model that reads example intents is
 # evaluated; the eval_examples queries of an intent are split among them, so
 # an accuracy averages over support draws as well as queries.
@@ -176,6 +183,17 @@ def validate_config(config) -> None:
   if units == "intent" and not hasattr(tasks.get(_get(config, "task")), "label_units"):
     raise ValueError(f"config.intent_label_units='intent': task {_get(config, 'task')!r} "
                      "has no label_units; allowed: 'features'.")
+  source = _get(config, "intent_label_parameter")
+  if source not in LABEL_PARAMETER:
+    raise ValueError(f"config.intent_label_parameter={source!r}; allowed: "
+                     f"{list(LABEL_PARAMETER)}.")
+  if source == "pair_stats" and not weight:
+    raise ValueError("config.intent_label_parameter='pair_stats' is a part of the label "
+                     "readout; it needs config.intent_label_loss > 0.")
+  if source == "pair_stats" and not hasattr(tasks.get(_get(config, "task")),
+                                            "with_gated_parameter"):
+    raise ValueError(f"config.intent_label_parameter='pair_stats': task "
+                     f"{_get(config, 'task')!r} has no with_gated_parameter; allowed: 'dense'.")
   if weight and kind != "examples":
     raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
                      "example intents; with config.intent='label' the label is the input. "
@@ -242,7 +260,15 @@ def create_model(config, task, name):
                           pad=task.pad, vocab_size=task.spec.vocab_size,
                           label_input=label_input,
                           label_feed=_get(config, "intent_label_feed"),
-                          snap=getattr(task, "snap_features", None), **readout)
+                          snap=getattr(task, "snap_features", None), **readout,
+                          **_gated_parameter(config, task))
+
+
+def _gated_parameter(config, task) -> dict:
+  """wrap()'s parameter-head arguments for config.intent_label_parameter."""
+  if _get(config, "intent_label_parameter") != "pair_stats":
+    return {}
+  return {"gate_parameter": task.with_gated_parameter, "param_groups": task.param_groups}
 
 
 def matched_model_configs(task_name: str, names=meta.NAMES, *,

@@ -66,6 +66,19 @@ class Arc1D(base.Task):
   # parameter one step off costs 1 / 100 of a wrong family entry.
   label_units = (1.0,) * len(families.FAMILIES) + (_PARAM_SCALE, 1.0)
 
+  # The readout's parameter per family (`with_gated_parameter`).
+  param_groups = len(families.FAMILIES)
+
+  def with_gated_parameter(self, feats_BxF: jax.Array, param_BxG: jax.Array) -> jax.Array:
+    """Estimates float32[B, 11] with the parameter entry replaced by
+    param_BxG[b, family] / scale, family the largest family entry of row b
+    (param_BxG float32[B, 9]: one parameter estimate per family, in the
+    parameter's own units). Differentiable in param_BxG and in the other
+    entries of feats_BxF, not through the choice of family. Jit-safe."""
+    family_B = jnp.argmax(feats_BxF[:, :self.param_groups], -1)
+    param_B = jnp.take_along_axis(param_BxG, family_B[:, None], 1)[:, 0]
+    return feats_BxF.at[:, -2].set(param_B / _PARAM_SCALE)
+
   def snap_features(self, feats_BxF: jax.Array) -> jax.Array:
     """The label features float32[B, 11] of the intent nearest to estimates
     float32[B, 11] (e.g. a readout of example pairs): the family of the
