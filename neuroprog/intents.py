@@ -112,6 +112,14 @@ def pair_relations(x, y, pad: int, n_colours: int = 10) -> jax.Array:
   return jnp.concatenate([corr, hist_x, hist_y, scalars], -1)
 
 
+# Output gain of the gated parameter head. The weights that read a parameter
+# feature (k / 10) off the pair statistics are O(0.1-1) (a move's
+# displacement / 10 is k / 10; a stretch's occupancy ratio is k), and Adam
+# moves a weight by about the learning rate per step, so from a zero start
+# they would take thousands of steps at 3e-4; with the gain they take hundreds.
+PARAM_HEAD_GAIN = 10.0
+
+
 def mean_pair_relations(support: SupportSet, pad: int, n_colours: int = 10) -> jax.Array:
   """`pair_relations` averaged over the present pairs of each support set:
   float32[B, S] for B support sets."""
@@ -611,7 +619,7 @@ class ExampleIntentModel:
     if self.gate_parameter is None:
       return labels_BxF
     head = params["param_head"]
-    param_BxG = self._stats(support) @ head["kernel"] + head["bias"]
+    param_BxG = PARAM_HEAD_GAIN * (self._stats(support) @ head["kernel"] + head["bias"])
     return self.gate_parameter(labels_BxF, param_BxG)
 
   def _feed(self, labels_BxF):

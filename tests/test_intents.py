@@ -524,7 +524,7 @@ def test_label_loss_in_the_intents_units():
 
 def test_parameter_from_the_pair_statistics_of_the_readouts_family():
   """intent_label_parameter="pair_stats": the readout's parameter entry is
-  (mean pair statistics @ kernel + bias)[family] / 10, family the readout's
+  gain x (mean pair statistics @ kernel + bias)[family], family the readout's
   argmax; the label loss trains that head, and its parameters are counted."""
   values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=3,
                 model_configs={"meta_gmlp": {"hidden": 2}},
@@ -551,7 +551,7 @@ def test_parameter_from_the_pair_statistics_of_the_readouts_family():
   plain = dense.label_prediction(params, support)     # the same Dense readout of u
   stats = intents.mean_pair_relations(support, task.pad)
   family = jnp.argmax(plain[:, :9], -1)
-  expected = (stats @ kernel + bias)[jnp.arange(3), family] / 10.0
+  expected = intents.PARAM_HEAD_GAIN * (stats @ kernel + bias)[jnp.arange(3), family]
   np.testing.assert_allclose(readout[:, -2], expected, rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(readout[:, :-2], plain[:, :-2], atol=1e-6)
   np.testing.assert_allclose(readout[:, -1], plain[:, -1], atol=1e-6)

@@ -71,13 +71,13 @@ class Arc1D(base.Task):
 
   def with_gated_parameter(self, feats_BxF: jax.Array, param_BxG: jax.Array) -> jax.Array:
     """Estimates float32[B, 11] with the parameter entry replaced by
-    param_BxG[b, family] / scale, family the largest family entry of row b
-    (param_BxG float32[B, 9]: one parameter estimate per family, in the
-    parameter's own units). Differentiable in param_BxG and in the other
-    entries of feats_BxF, not through the choice of family. Jit-safe."""
+    param_BxG[b, family], family the largest family entry of row b
+    (param_BxG float32[B, 9]: one estimate of the parameter feature, k / 10,
+    per family). Differentiable in param_BxG and in the other entries of
+    feats_BxF, not through the choice of family. Jit-safe."""
     family_B = jnp.argmax(feats_BxF[:, :self.param_groups], -1)
     param_B = jnp.take_along_axis(param_BxG, family_B[:, None], 1)[:, 0]
-    return feats_BxF.at[:, -2].set(param_B / _PARAM_SCALE)
+    return feats_BxF.at[:, -2].set(param_B)
 
   def snap_features(self, feats_BxF: jax.Array) -> jax.Array:
     """The label features float32[B, 11] of the intent nearest to estimates
