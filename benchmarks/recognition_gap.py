@@ -5,9 +5,11 @@ For a trained example-intent workdir whose hypernetworks read the label
 readout (`intent_label_input=True`), this scores every intent of a split three
 ways, with the same support sets and queries:
 
-  readout: the model as trained (encoder -> readout -> learner -> θ);
+  readout: the model as trained (encoder -> readout -> learner -> θ, with the
+           workdir's intent_label_feed: as is, detached or snapped);
   oracle:  the same learner fed the intent's true label features instead of
-           the readout (what the learner synthesizes when recognition is exact);
+           the readout (what the learner synthesizes when recognition is exact;
+           for a snapped feed, what it reads wherever recognition is right);
 and reads the readout's squared error against the label features (the
 training label loss, summed over the F features), the share of support sets
 whose readout names the right family (argmax over the family block) and the

@@ -14,8 +14,8 @@ learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
 of this one; 3 seeds (its first 3 of 5), so that the command takes about 2
 hours here (1 h 47 min to 2 h 01 min on the hosts measured). Capacity: every model within 10% of 400,000 parameters counting the
 encoder (14,032 parameters with the pair statistics, the same for every
-hypernetwork) and the label readout: Meta-MLP 418,672, Meta-gMLP 393,248,
-Meta-GNN 413,373, in-context direct 412,922 (d_model 100).
+hypernetwork), the label readout and its parameter head: Meta-MLP 419,050, Meta-gMLP 393,626,
+Meta-GNN 413,751, in-context direct 412,922 (d_model 100).
 
 Measured with the label readout (BUILD_NOTES.md, "Example intents with a label
 readout"; the three hypernetworks only, `--config.models="('meta_mlp','meta_gmlp',
@@ -58,6 +58,27 @@ INTENT_ENCODER = {"pair_stats": 1}
 #       --grid="intent_label_input=True"
 INTENT_LABEL_LOSS = 1.0
 INTENT_LABEL_INPUT = True
+# How the hypernetworks read the readout, and where its parameter comes from
+# (BUILD_NOTES.md, "Example intents", "What the readout carries"): snapped to
+# the nearest intent's label features, the parameter from a per-family linear
+# map of the pair statistics. Chosen on validation, 1 seed x 1,500 steps,
+# Meta-gMLP and Meta-GNN (2026-12-04; ID / val: joint 0.171 / 0.154 and
+# 0.028 / 0.065, detached 0.157 / 0.172 and 0.030 / 0.059, snapped 0.131 /
+# 0.195 and 0.025 / 0.068, snapped with the parameter in steps 0.016 / 0.026
+# for both, snapped with the pair-statistics parameter 0.284 / 0.187 and
+# 0.043 / 0.086: the best validation mean, 0.137):
+#   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
+#       --config.seeds=1 --config.steps=1500 --models=meta_gmlp,meta_gnn \
+#       --config.intent_label_parameter=dense \
+#       --grid="intent_label_feed=joint,detached,snapped"
+#   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
+#       --config.seeds=1 --config.steps=1500 --models=meta_gmlp,meta_gnn \
+#       --grid="intent_label_feed=snapped;intent_label_parameter=dense,pair_stats"
+# (run one candidate at a time, as commits 9cdd734-c3ee46d added them; the
+# "in steps" row is --grid="intent_label_feed=snapped;intent_label_units=intent"
+# with the dense parameter.)
+INTENT_LABEL_FEED = "snapped"
+INTENT_LABEL_PARAMETER = "pair_stats"
 
 
 def get_config():
@@ -68,6 +89,8 @@ def get_config():
   config.intent_encoder = dict(INTENT_ENCODER)
   config.intent_label_loss = INTENT_LABEL_LOSS
   config.intent_label_input = INTENT_LABEL_INPUT
+  config.intent_label_feed = INTENT_LABEL_FEED
+  config.intent_label_parameter = INTENT_LABEL_PARAMETER
   for name, options in MODEL_CONFIGS.items():
     config.model_configs[name].update(options)
   return config
