@@ -72,6 +72,28 @@ def test_resume_after_a_kill_matches_an_uninterrupted_run(full_run, tmp_path):
     np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
 
 
+def test_finished_models_are_written_before_the_run_ends(full_run, tmp_path, monkeypatch):
+  """A run killed during its second model leaves results.json / results.md
+  with the first model's figures (those of an uninterrupted run) and the
+  models still training named."""
+  _, ref = full_run
+  real = loop.train_model
+
+  def killed_in_meta_gnn(config, task, name, *args, **kwargs):
+    if name == "meta_gnn":
+      raise loop.Interrupted("killed")
+    return real(config, task, name, *args, **kwargs)
+
+  monkeypatch.setattr(loop, "train_model", killed_in_meta_gnn)
+  with pytest.raises(loop.Interrupted):
+    loop.train_and_evaluate(_config(), str(tmp_path))
+  res = json.load(open(tmp_path / "results.json"))
+  assert list(res["models"]) == ["meta_mlp"] and res["pending"] == ["meta_gnn"]
+  assert res["models"]["meta_mlp"]["ood"] == ref["models"]["meta_mlp"]["ood"]
+  assert "Still training (not in this table yet): meta_gnn." in open(
+      tmp_path / "results.md").read()
+
+
 def test_same_config_same_results(full_run, tmp_path):
   _, ref = full_run
   out = loop.train_and_evaluate(_config(models=("meta_mlp",)), str(tmp_path))

@@ -457,17 +457,28 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   task = build_task(config)
   workdir_lib.prepare(workdir, config, extend=extend, added_keys=ADDED_KEYS)
   out = {"task": _get(config, "task"), "spec": specs_lib.to_json(task.spec),
-         "models": {}}
-  with MetricWriter(workdir) as writer:
-    for name in _get(config, "models"):
-      out["models"][name] = train_model(config, task, name, workdir, writer,
-                                        stop_at_step=stop_at_step)
-  out["intents"] = {
-      "train": [task.format_intent(i) for i in task.train_intents],
-      "val": [task.format_intent(i) for i in task.val_intents],
-      "ood": [task.format_intent(i) for i in task.ood_intents]}
+         "models": {},
+         "intents": {
+             "train": [task.format_intent(i) for i in task.train_intents],
+             "val": [task.format_intent(i) for i in task.val_intents],
+             "ood": [task.format_intent(i) for i in task.ood_intents]}}
   extended = workdir_lib.extensions(workdir)
   if extended:
     out["extended"] = extended
+  names = list(_get(config, "models"))
+  with MetricWriter(workdir) as writer:
+    for i, name in enumerate(names):
+      out["models"][name] = train_model(config, task, name, workdir, writer,
+                                        stop_at_step=stop_at_step)
+      res = out["models"][name]
+      logger.info("%s: ID %.3f, val %s, OOD %s (mean over %d seeds)", name,
+                  float(np.mean(res["id_mean"])),
+                  f"{np.mean(res['val_mean']):.3f}" if res["val_mean"] else "-",
+                  f"{np.mean(res['ood_mean']):.3f}" if res["ood_mean"] else "-",
+                  len(res["seeds"]))
+      if i + 1 < len(names):
+        # A long run's finished models are readable before the rest end (or
+        # if the run is killed); the final write replaces these files.
+        results_lib.write_all(workdir, task, {**out, "pending": names[i + 1:]})
   results_lib.write_all(workdir, task, out)
   return out

@@ -142,5 +142,7 @@ def write_all(workdir: str, task, results: dict[str, Any]) -> str:
             "best seed chosen with test knowledge (an upper bound); "
             "'OOD of val-selected seed' picks the seed by validation intents.\n\n")
     f.write(table + "\n")
+    if results.get("pending"):
+      f.write(f"\nStill training (not in this table yet): {', '.join(results['pending'])}.\n")
   plot_by_intent(results, os.path.join(workdir, "ood_by_intent.png"))
   return table
