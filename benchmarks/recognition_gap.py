@@ -51,21 +51,13 @@ def split_intents(task, split):
   return {"id": task.train_intents, "val": task.val_intents, "ood": task.ood_intents}[split]
 
 
-def _param_scale(task):
-  """The arc1d parameter's feature scale: features[-2] = param / scale."""
-  for intent in task.train_intents:
-    if intent[1]:
-      return float(intent[1] / task.features([intent])[0, -2])
-  raise ValueError("no training intent with a parameter")
-
-
 def score(trainer, params_S, intents, key, n_examples):
   """(readout acc, oracle acc, readout squared error, readout family accuracy,
   readout parameter |error| in the task's units), each float[S, I]."""
   task, model = trainer.task, trainer.model
   feats = jnp.asarray(task.features(intents))
   ip = jnp.asarray(task.intent_params(intents))
-  param_scale = _param_scale(task)
+  param_scale = task.label_units[-2]   # the parameter feature is k / scale
   draws = min(loop.EVAL_SUPPORT_DRAWS, n_examples)
   feats_r, ip_r = jnp.tile(feats, (draws, 1)), jnp.tile(ip, (draws, 1))
   support, x, y = step_lib.draw(model, task, key, feats_r, ip_r, n_examples // draws)

@@ -153,8 +153,10 @@ def validate_config(config) -> None:
   kind = _get(config, "intent")
   if kind not in INTENT_KINDS:
     raise ValueError(f"config.intent={kind!r}; allowed: {list(INTENT_KINDS)}.")
+  # One task object answers for the intent kind and the readout options' hooks
+  # (example_intents, snap_features, label_units, with_gated_parameter).
+  task = tasks.get(_get(config, "task"))
   if kind == "examples":
-    task = tasks.get(_get(config, "task"))
     if not getattr(task, "example_intents", False):
       raise ValueError(f"config.intent='examples': task {task.name!r} has no grid pairs "
                        "to show; example intents need a task with them (arc1d).")
@@ -172,15 +174,14 @@ def validate_config(config) -> None:
     raise ValueError("config.intent_label_input=True reads a label readout that only "
                      "config.intent_label_loss > 0 trains; allowed: set both, or neither.")
   intents_lib.check_label_feed(_get(config, "intent_label_feed"), label_input,
-                               hasattr(tasks.get(_get(config, "task")), "snap_features"),
-                               "config.intent_label_feed")
+                               hasattr(task, "snap_features"), "config.intent_label_feed")
   units = _get(config, "intent_label_units")
   if units not in LABEL_UNITS:
     raise ValueError(f"config.intent_label_units={units!r}; allowed: {list(LABEL_UNITS)}.")
   if units == "intent" and not weight:
     raise ValueError("config.intent_label_units='intent' sets the units of the label loss; "
                      "it needs config.intent_label_loss > 0.")
-  if units == "intent" and not hasattr(tasks.get(_get(config, "task")), "label_units"):
+  if units == "intent" and not hasattr(task, "label_units"):
     raise ValueError(f"config.intent_label_units='intent': task {_get(config, 'task')!r} "
                      "has no label_units; allowed: 'features'.")
   source = _get(config, "intent_label_parameter")
@@ -190,8 +191,7 @@ def validate_config(config) -> None:
   if source == "pair_stats" and not weight:
     raise ValueError("config.intent_label_parameter='pair_stats' is a part of the label "
                      "readout; it needs config.intent_label_loss > 0.")
-  if source == "pair_stats" and not hasattr(tasks.get(_get(config, "task")),
-                                            "with_gated_parameter"):
+  if source == "pair_stats" and not hasattr(task, "with_gated_parameter"):
     raise ValueError(f"config.intent_label_parameter='pair_stats': task "
                      f"{_get(config, 'task')!r} has no with_gated_parameter; allowed: 'dense'.")
   if weight and kind != "examples":
