@@ -584,7 +584,13 @@ class ExampleIntentModel:
   def _label_head(self):
     return nn.Dense(self.label_dim)
 
-  def _init(self, key, probe: SupportSet):
+  @property
+  def calibrates_on_labels(self) -> bool:
+    """Whether init calibrates the learner on the probe intents' true label
+    features (`init`'s probe_labels) rather than on what it reads at init."""
+    return self.label_input and self.label_feed != "joint"
+
+  def _init(self, key, probe: SupportSet, probe_labels=None):
     k_enc, k_learner = jax.random.split(key)
     enc = self.encoder.init(k_enc, probe)["params"]
     u = self.encoder.apply({"params": enc}, probe)
@@ -598,6 +604,11 @@ class ExampleIntentModel:
                                 "bias": jnp.zeros((self.param_groups,))}
       if self.label_input:
         u = self._feed(self._readout(params, u, probe))
+        if probe_labels is not None and self.calibrates_on_labels:
+          # A detached or snapped learner reads label features once the
+          # readout recognises the intent; the untrained readout snaps the
+          # probes to a few intents, too few inputs to calibrate on.
+          u = jnp.asarray(probe_labels, jnp.float32)
     params["learner"] = self.learner._init(k_learner, u)  # pylint: disable=protected-access
     return params
 
@@ -637,9 +648,17 @@ class ExampleIntentModel:
   def _jit_init(self):
     return jax.jit(self._init)
 
-  def init(self, key, probe: SupportSet):
-    """Params; the learner's head is calibrated on intent_input(probe)."""
-    return self._jit_init(key, probe)
+  def init(self, key, probe: SupportSet, probe_labels=None):
+    """Params; the learner's head is calibrated on intent_input(probe), or,
+    where `calibrates_on_labels`, on probe_labels float32[P, label_dim] (the
+    label features of the P probe support sets' intents) when given."""
+    if probe_labels is not None:
+      probe_labels = jnp.asarray(probe_labels, jnp.float32)
+      if probe_labels.shape != (probe.x.shape[0], self.label_dim):
+        raise ValueError(f"probe_labels has shape {tuple(probe_labels.shape)}; expected "
+                         f"float32[{probe.x.shape[0]}, {self.label_dim}] (one row of label "
+                         "features per probe support set).")
+    return self._jit_init(key, probe, probe_labels)
 
   def theta_and_labels(self, params, support: SupportSet):
     """(θ float32[B, T], label readout float32[B, F]) with one encoding of the

@@ -7,6 +7,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from neuroprog import intents, meta, tasks
@@ -487,6 +488,43 @@ def test_detached_readout_leaves_the_encoder_to_the_label_loss():
     wrap(label_feed="detached")
   with pytest.raises(ValueError, match="label feed='snapped' needs the task's snap_features"):
     wrap(label_input=True, label_feed="snapped")
+
+
+def test_snapped_learner_is_calibrated_on_the_training_intents_label_features():
+  """A detached or snapped learner reads label features once the readout
+  recognises the intent, so init_state calibrates its output head on the
+  training intents' features, not on the untrained readout (which snaps the
+  probe support sets to a few intents). The joint learner keeps its calibration
+  on the readout."""
+  values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=2,
+                model_configs={"meta_gmlp": {"hidden": 2}},
+                intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+                intent_label_loss=1.0, intent_label_input=True)
+  task = loop.build_task(loop.default_config(**values))
+  joint, snapped = (
+      loop.create_model(loop.default_config(**values, intent_label_feed=feed), task,
+                        "meta_gmlp") for feed in ("joint", "snapped"))
+  assert (joint.calibrates_on_labels, snapped.calibrates_on_labels) == (False, True)
+  key = jax.random.key(3)
+  feats = jnp.asarray(task.features(task.train_intents))
+  state = step_lib.init_state(snapped, task, optax.sgd(0.1), key)
+  want = snapped.learner.init(jax.random.split(key)[1], feats)
+  np.testing.assert_allclose(state.params["learner"]["head"]["gain"],
+                             want["head"]["gain"], rtol=1e-4)
+  probe = step_lib.probe_intents(snapped, task, jax.random.fold_in(key, 7),
+                                 task.train_intents)
+  # What the learner reads at init: the 22 probes snapped to a few intents
+  # (8 here; 2 with the pair-statistics parameter, which starts at 0).
+  read = np.asarray(snapped.intent_input(state.params, probe))
+  assert len({tuple(row) for row in read}) < len(task.train_intents) // 2
+  uncalibrated = snapped.init(key, probe)
+  gain_uncal = np.asarray(uncalibrated["learner"]["head"]["gain"])
+  assert np.abs(gain_uncal - np.asarray(want["head"]["gain"])).max() > 1e-2
+  # The joint learner ignores the labels: its head is fit to its readout.
+  chex_equal = lambda a, b: jax.tree_util.tree_map(np.testing.assert_array_equal, a, b)
+  chex_equal(joint.init(key, probe, feats), joint.init(key, probe))
+  with pytest.raises(ValueError, match=r"probe_labels has shape \(3, 5\)"):
+    snapped.init(key, probe, jnp.zeros((3, 5)))
 
 
 def test_label_loss_in_the_intents_units():

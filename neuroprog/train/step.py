@@ -162,5 +162,8 @@ def init_state(model, task, optimizer, key, train_intents=None) -> TrainState:
   """Model params calibrated on the training intents, fresh optimizer state."""
   intents = task.train_intents if train_intents is None else tuple(train_intents)
   probe = probe_intents(model, task, jax.random.fold_in(key, 7), intents)
-  params = model.init(key, probe)
+  if getattr(model, "calibrates_on_labels", False):
+    params = model.init(key, probe, jnp.asarray(task.features(intents)))
+  else:
+    params = model.init(key, probe)
   return TrainState(params, optimizer.init(params), jnp.zeros((), jnp.int32))
