@@ -365,7 +365,7 @@ def check_label_weight(value, name: str = "intent label loss weight") -> float:
 
 
 # How a hypernetwork reads the label readout with label_input (ExampleIntentModel).
-LABEL_FEEDS = ("joint", "detached", "snapped")
+LABEL_FEEDS = ("joint", "detached", "snapped", "teacher")
 
 
 def check_label_feed(feed, label_input: bool, can_snap: bool,
@@ -376,8 +376,8 @@ def check_label_feed(feed, label_input: bool, can_snap: bool,
   if feed != "joint" and not label_input:
     raise ValueError(f"{name}={feed!r} says how the hypernetworks read the label readout; "
                      "it needs the label readout as their input (label_input=True).")
-  if feed == "snapped" and not can_snap:
-    raise ValueError(f"{name}='snapped' needs the task's snap_features (the features of "
+  if feed in ("snapped", "teacher") and not can_snap:
+    raise ValueError(f"{name}={feed!r} needs the task's snap_features (the features of "
                      "the nearest intent); this task has none.")
   return feed
 
@@ -547,6 +547,13 @@ class ExampleIntentModel:
     "snapped":  detached, then `snap` (the task's `snap_features`): the label
                 features of the nearest intent, so where recognition is right
                 the learner reads exactly what its label-intent twin reads.
+    "teacher":  in training the learner reads the true label features of the
+                drawn intents (`theta_and_labels`' true_labels), so it trains
+                as its label-intent twin does, and the encoder learns only from
+                the label loss; everywhere else (evaluation, `apply`,
+                synthesis) it reads the snapped readout. Recognise, then
+                synthesize, in two parts trained side by side: the encoder is
+                not trained through `execute`.
   """
   learner: Any
   encoder: ExampleSetEncoder
@@ -638,7 +645,7 @@ class ExampleIntentModel:
     if self.label_feed == "joint":
       return labels_BxF
     labels_BxF = jax.lax.stop_gradient(labels_BxF)
-    return self.snap(labels_BxF) if self.label_feed == "snapped" else labels_BxF
+    return labels_BxF if self.label_feed == "detached" else self.snap(labels_BxF)
 
   def label_prediction(self, params, support: SupportSet) -> jax.Array:
     """The label readout float32[B, F] of u (label_dim > 0)."""
@@ -660,10 +667,15 @@ class ExampleIntentModel:
                          "features per probe support set).")
     return self._jit_init(key, probe, probe_labels)
 
-  def theta_and_labels(self, params, support: SupportSet):
+  def theta_and_labels(self, params, support: SupportSet, true_labels=None):
     """(θ float32[B, T], label readout float32[B, F]) with one encoding of the
-    support sets (label_dim > 0; a hypernetwork learner)."""
+    support sets (label_dim > 0; a hypernetwork learner). true_labels
+    float32[B, F], the label features of the support sets' intents (training
+    only): with the "teacher" feed the learner reads them instead of the
+    snapped readout; other feeds ignore them."""
     u, labels = self._input_and_labels(params, support)
+    if self.label_feed == "teacher" and true_labels is not None:
+      u = jnp.asarray(true_labels, jnp.float32)
     return self.learner._apply(params["learner"], u), labels  # pylint: disable=protected-access
 
   def intent_input(self, params, support: SupportSet) -> jax.Array:

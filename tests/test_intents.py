@@ -186,7 +186,7 @@ def test_config_errors_name_the_bad_value():
       (dict(intent_label_loss=1.0, intent_label_feed="detached"),
        "intent_label_feed='detached' says how .* needs the label readout as their input"),
       (dict(intent_label_loss=1.0, intent_label_input=True, intent_label_feed="rounded"),
-       "intent_label_feed='rounded'; allowed: \\['joint', 'detached', 'snapped'\\]"),
+       "intent_label_feed='rounded'; allowed: \\['joint', 'detached', 'snapped', 'teacher'\\]"),
       (dict(intent_label_loss=1.0, intent_label_units="cells"),
        "intent_label_units='cells'; allowed: \\['features', 'intent'\\]"),
       (dict(intent_label_units="intent"),
@@ -525,6 +525,47 @@ def test_snapped_learner_is_calibrated_on_the_training_intents_label_features():
   chex_equal(joint.init(key, probe, feats), joint.init(key, probe))
   with pytest.raises(ValueError, match=r"probe_labels has shape \(3, 5\)"):
     snapped.init(key, probe, jnp.zeros((3, 5)))
+
+
+def test_teacher_feed_trains_the_learner_on_true_labels_and_synthesizes_from_the_readout():
+  """intent_label_feed="teacher": in the training objective the learner reads
+  the drawn intents' true label features (so the task loss never reaches the
+  encoder or the readout), and everywhere else the snapped readout."""
+  values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=2,
+                model_configs={"meta_gmlp": {"hidden": 2}},
+                intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+                intent_label_loss=1.0, intent_label_input=True)
+  task = loop.build_task(loop.default_config(**values))
+  teacher, snapped = (
+      loop.create_model(loop.default_config(**values, intent_label_feed=feed), task,
+                        "meta_gmlp") for feed in ("teacher", "snapped"))
+  assert teacher.calibrates_on_labels
+  key = jax.random.key(0)
+  params = step_lib.init_state(teacher, task, optax.sgd(0.1), key).params
+  ip = jnp.asarray(task.intent_params(task.train_intents[:3]))
+  feats = jnp.asarray(task.features(task.train_intents[:3]))
+  support = step_lib.draw(teacher, task, jax.random.key(1), feats, ip, 0)[0]
+  learner = lambda u: teacher.learner._apply(params["learner"], u)  # pylint: disable=protected-access
+  # Synthesis: the snapped readout, as the snapped feed reads it.
+  np.testing.assert_array_equal(teacher.apply(params, support), snapped.apply(params, support))
+  assert not np.allclose(teacher.intent_input(params, support), feats)
+  # Training: the true labels.
+  theta, readout = teacher.theta_and_labels(params, support, feats)
+  np.testing.assert_allclose(theta, learner(feats), atol=1e-5)
+  np.testing.assert_array_equal(readout, teacher.label_prediction(params, support))
+  objective = step_lib.make_objective_fn(teacher, task, 4)
+  grads = jax.grad(lambda p: objective(p, jax.random.key(1), feats, ip)[0])(params)
+  task_only = step_lib.make_objective_fn(
+      dataclasses.replace(teacher, label_weight=1e-30), task, 4)
+  g_task = jax.grad(lambda p: task_only(p, jax.random.key(1), feats, ip)[0])(params)
+  biggest = lambda tree: max(float(jnp.abs(a).max()) for a in jax.tree_util.tree_leaves(tree))
+  assert biggest(g_task["encoder"]) < 1e-20 and biggest(g_task["learner"]) > 1e-3
+  assert biggest(grads["encoder"]) > 1e-3 and biggest(grads["label_head"]) > 1e-3
+  # Other feeds ignore the true labels.
+  np.testing.assert_array_equal(snapped.theta_and_labels(params, support, feats)[0],
+                                snapped.theta_and_labels(params, support)[0])
+  with pytest.raises(ValueError, match="needs the task's snap_features"):
+    intents.check_label_feed("teacher", True, False)
 
 
 def test_label_loss_in_the_intents_units():

@@ -73,7 +73,9 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # readout (intents.LABEL_FEEDS): "joint" as it is, trained by the task loss
     # too; "detached" through stop_gradient, so the encoder learns only from
     # the label loss (recognise, then synthesize); "snapped" detached and
-    # replaced by the label features of the nearest intent (task.snap_features).
+    # replaced by the label features of the nearest intent (task.snap_features);
+    # "teacher": in training the hypernetworks read the true label features
+    # (trained as their label-intent twins), elsewhere the snapped readout.
     "intent_label_feed": "joint",
     # Example intents: the label loss's error in the features as they are
     # ("features"), or each feature in the intent's own units ("intent":
