@@ -1,8 +1,12 @@
 """1D-ARC with intents given as examples, on the CPU protocol of `arc1d.py`:
 each intent is shown as 3 support pairs drawn from its generator, read by an
-example-set encoder trained with the meta-learner (`neuroprog.intents`); the
-family and parameter are never an input. The direct baseline is the
-in-context Transformer (it reads the support pairs and the query grid itself).
+example-set encoder (`neuroprog.intents`) whose label readout names the
+intent; the family and parameter are never an input of the encoder. With the
+teacher feed (below) the hypernetworks train as label-intent learners on the
+drawn intents' true label features, and at evaluation and synthesis read only
+the readout's recognised intent; the encoder learns from the label loss, not
+through `execute`. The direct baseline is the in-context Transformer (it
+reads the support pairs and the query grid itself).
 
   python -m experiments.synthesize --config=experiments/configs/arc1d_examples.py \
       --workdir=workdirs/arc1d_examples
@@ -45,8 +49,8 @@ MODEL_CONFIGS = {**arc1d.MODEL_CONFIGS, "direct": {"d_model": 100}}
 # move_right(4) / move_left(4) 0.249 / 0.467 with them, 1.196 / 1.437 without.
 INTENT_ENCODER = {"pair_stats": 1}
 # A label readout of every model's intent representation, trained as an
-# auxiliary loss (weight 1; the label is a training target, never an input),
-# and the hypernetworks read that readout instead of u. Chosen on validation
+# auxiliary loss (weight 1; the label is a training target, never an input of
+# the encoder), and the hypernetworks read that readout instead of u. Chosen on validation
 # (1 seed x 1,500 steps, Meta-gMLP and Meta-GNN, 2026-12-04; ID / val without
 # 0.075 / 0.103 and 0.025 / 0.039, loss only 0.027 / 0.066 and 0.028 / 0.064,
 # loss and input 0.171 / 0.154 and 0.028 / 0.065):

@@ -19,11 +19,12 @@ def get_config():
       # pair_stats as in arc1d_examples.py, so the slow tests train, resume,
       # synthesize and evaluate through the relation statistics.
       intent_encoder={"width": 8, "heads": 2, "out_dim": 8, "pair_stats": 1},
-      # and the label readout, snapped, with its parameter from the pair
-      # statistics, read by the hypernetworks, as it sets.
+      # and the label readout with its parameter from the pair statistics,
+      # read through the teacher feed (true labels in training, the snapped
+      # readout elsewhere), as it sets.
       intent_label_loss=1.0,
       intent_label_input=True,
-      intent_label_feed="snapped",
+      intent_label_feed="teacher",
       intent_label_parameter="pair_stats",
       ood_intents=arc1d_paper.OOD_INTENTS,
       val_intents=arc1d_paper.VAL_INTENTS,
