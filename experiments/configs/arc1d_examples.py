@@ -18,8 +18,9 @@ learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
 of this one; 3 seeds (its first 3 of 5), so that the command takes about 2
 hours here (1 h 47 min to 2 h 01 min on the hosts measured). Capacity: every model within 10% of 400,000 parameters counting the
 encoder (14,032 parameters with the pair statistics, the same for every
-hypernetwork) and the label readout: Meta-MLP 418,672, Meta-gMLP 393,248,
-Meta-GNN 413,373, in-context direct 412,922 (d_model 100).
+hypernetwork), the label readout and its pair-statistics parameter head (378):
+Meta-MLP 419,050, Meta-gMLP 393,626, Meta-GNN 413,751, in-context direct
+412,922 (d_model 100).
 
 Measured with the label readout (BUILD_NOTES.md, "Example intents with a label
 readout"; the three hypernetworks only, `--config.models="('meta_mlp','meta_gmlp',
