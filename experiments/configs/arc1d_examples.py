@@ -22,7 +22,15 @@ hypernetwork), the label readout and its pair-statistics parameter head (378):
 Meta-MLP 419,050, Meta-gMLP 393,626, Meta-GNN 413,751, in-context direct
 412,922 (d_model 100).
 
-Measured with the label readout (BUILD_NOTES.md, "Example intents with a label
+Measured with the teacher feed (BUILD_NOTES.md, "Example intents, the teacher
+feed"; `--config.models="('meta_mlp','meta_gmlp','meta_gnn','direct')"`, the
+three hypernetworks in 1 h 03 min, 2026-12-04, the in-context model still
+training at the session's end): ID / val / OOD Meta-MLP 0.846 / 0.092 / 0.223,
+Meta-gMLP 0.658 / 0.262 / 0.226, Meta-GNN 0.632 / 0.490 / 0.284; official
+trained-family tasks 0.750 / 0.465 / 0.530 (label-intent programs 0.800 /
+0.580 / 0.530). The whole command's wall time is not yet measured.
+
+Measured with the joint label readout (BUILD_NOTES.md, "Example intents with a label
 readout"; the three hypernetworks only, `--config.models="('meta_mlp','meta_gmlp',
 'meta_gnn')"`, 1 h 17 min with the cores shared for 26 minutes, 2026-12-04): OOD
 Meta-MLP 0.159 ± 0.026, Meta-gMLP 0.151 ± 0.037, Meta-GNN 0.104 ± 0.035; ID 0.808 /
