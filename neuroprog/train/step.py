@@ -49,14 +49,14 @@ def outputs_for(model, params, u_BxF, x):
   return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x)
 
 
-def _outputs_and_labels(model, params, support, x, labels_BxF):
+def _outputs_and_labels(model, params, support, x, true_labels_BxF):
   """`outputs_for` and the model's label readout float32[B, F] in one pass
   (models with a readout: `intents.ExampleIntentModel`, `intents.InContextModel`).
-  labels_BxF: the true label features of the drawn intents (read by a learner
-  with the "teacher" feed)."""
+  true_labels_BxF: the label features of the drawn intents (what a learner
+  with the "teacher" feed reads in training; other models ignore them)."""
   if is_direct(model):
     return model.outputs_and_labels(params, support, x)
-  theta_BxT, labels_BxF = model.theta_and_labels(params, support, labels_BxF)
+  theta_BxT, labels_BxF = model.theta_and_labels(params, support, true_labels_BxF)
   return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x), labels_BxF
 
 
@@ -106,8 +106,8 @@ def make_objective_fn(model, task, n_examples: int):
   def objective(params, key, u_BxF, ip_BxP):
     u, x, y = draw(model, task, key, u_BxF, ip_BxP, n_examples)
     if weight:
-      # u is the support set here: the readout reads what the learner reads,
-      # from the same encoding (one pass for outputs and readout).
+      # u is the support set here: outputs and readout come from one
+      # encoding of it (a "teacher" learner reads u_BxF instead).
       out, labels_BxF = _outputs_and_labels(model, params, u, x, u_BxF)
     else:
       out = outputs_for(model, params, u, x)
