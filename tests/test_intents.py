@@ -434,20 +434,23 @@ def test_learner_can_read_the_label_readout_instead_of_u():
                  pad=task.pad, vocab_size=11, label_input=True)
 
 
-def test_detached_readout_leaves_the_encoder_to_the_label_loss():
-  """With intent_label_feed="detached" the learner reads the same readout
-  (same θ), but the task loss's gradient stops there: the encoder and the
-  readout head move only with the label loss, the learner only with the task
-  loss. "snapped" feeds the learner the features of the nearest intent."""
+def _readout_models(*feeds):
+  """(task, one tiny Meta-gMLP reading the label readout per label feed)."""
   values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=2,
                 model_configs={"meta_gmlp": {"hidden": 2}},
                 intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
                 intent_label_loss=1.0, intent_label_input=True)
   task = loop.build_task(loop.default_config(**values))
-  joint = loop.create_model(loop.default_config(**values), task, "meta_gmlp")
-  detached, snapped = (
-      loop.create_model(loop.default_config(**values, intent_label_feed=feed), task,
-                        "meta_gmlp") for feed in ("detached", "snapped"))
+  return task, [loop.create_model(loop.default_config(**values, intent_label_feed=feed), task,
+                                  "meta_gmlp") for feed in feeds]
+
+
+def test_detached_readout_leaves_the_encoder_to_the_label_loss():
+  """With intent_label_feed="detached" the learner reads the same readout
+  (same θ), but the task loss's gradient stops there: the encoder and the
+  readout head move only with the label loss, the learner only with the task
+  loss. "snapped" feeds the learner the features of the nearest intent."""
+  task, (joint, detached, snapped) = _readout_models("joint", "detached", "snapped")
   assert (joint.label_feed, detached.label_feed) == ("joint", "detached")
   key = jax.random.key(0)
   params = joint.init(key, step_lib.probe_intents(joint, task, key, task.train_intents))
@@ -496,14 +499,7 @@ def test_snapped_learner_is_calibrated_on_the_training_intents_label_features():
   training intents' features, not on the untrained readout (which snaps the
   probe support sets to a few intents). The joint learner keeps its calibration
   on the readout."""
-  values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=2,
-                model_configs={"meta_gmlp": {"hidden": 2}},
-                intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
-                intent_label_loss=1.0, intent_label_input=True)
-  task = loop.build_task(loop.default_config(**values))
-  joint, snapped = (
-      loop.create_model(loop.default_config(**values, intent_label_feed=feed), task,
-                        "meta_gmlp") for feed in ("joint", "snapped"))
+  task, (joint, snapped) = _readout_models("joint", "snapped")
   assert (joint.calibrates_on_labels, snapped.calibrates_on_labels) == (False, True)
   key = jax.random.key(3)
   feats = jnp.asarray(task.features(task.train_intents))
@@ -521,8 +517,8 @@ def test_snapped_learner_is_calibrated_on_the_training_intents_label_features():
   gain_uncal = np.asarray(uncalibrated["learner"]["head"]["gain"])
   assert np.abs(gain_uncal - np.asarray(want["head"]["gain"])).max() > 1e-2
   # The joint learner ignores the labels: its head is fit to its readout.
-  chex_equal = lambda a, b: jax.tree_util.tree_map(np.testing.assert_array_equal, a, b)
-  chex_equal(joint.init(key, probe, feats), joint.init(key, probe))
+  jax.tree_util.tree_map(np.testing.assert_array_equal, joint.init(key, probe, feats),
+                         joint.init(key, probe))
   with pytest.raises(ValueError, match=r"probe_labels has shape \(3, 5\)"):
     snapped.init(key, probe, jnp.zeros((3, 5)))
 
@@ -531,14 +527,7 @@ def test_teacher_feed_trains_the_learner_on_true_labels_and_synthesizes_from_the
   """intent_label_feed="teacher": in the training objective the learner reads
   the drawn intents' true label features (so the task loss never reaches the
   encoder or the readout), and everywhere else the snapped readout."""
-  values = dict(task="arc1d", models=("meta_gmlp",), intent="examples", shots=2,
-                model_configs={"meta_gmlp": {"hidden": 2}},
-                intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
-                intent_label_loss=1.0, intent_label_input=True)
-  task = loop.build_task(loop.default_config(**values))
-  teacher, snapped = (
-      loop.create_model(loop.default_config(**values, intent_label_feed=feed), task,
-                        "meta_gmlp") for feed in ("teacher", "snapped"))
+  task, (teacher, snapped) = _readout_models("teacher", "snapped")
   assert teacher.calibrates_on_labels
   key = jax.random.key(0)
   params = step_lib.init_state(teacher, task, optax.sgd(0.1), key).params
