@@ -6,6 +6,7 @@ import sys
 
 import jax
 import numpy as np
+import optax
 import pytest
 
 from experiments.configs import test as test_config
@@ -207,6 +208,38 @@ def test_weight_decay_shrinks_kernels_only():
     np.testing.assert_allclose(new["bias"], 2.0, rtol=1e-6)
   with pytest.raises(ValueError, match=r"weight_decay=-1.0; allowed: >= 0"):
     loop.create_optimizer({"weight_decay": -1.0}, "meta_gnn")
+
+
+def test_per_part_clip_scales_the_learner_and_the_reader_each_to_their_own_norm():
+  # Learner gradient norm 0.5 (under the clip), reader norm 5 (over it): the
+  # joint clip (norm sqrt(25.25)) shrinks both, the per-part clip only the reader.
+  grads = {"learner": {"w": np.array([0.3, 0.4], np.float32)},
+           "encoder": {"w": np.array([3.0, 4.0], np.float32)},
+           "label_head": {"b": np.zeros((2,), np.float32)}}
+  joint = optax.clip_by_global_norm(1.0)
+  out, _ = joint.update(grads, joint.init(grads))
+  np.testing.assert_allclose(out["learner"]["w"], np.array([0.3, 0.4]) / np.sqrt(25.25),
+                             rtol=1e-5)
+  per_part = loop.clip_by_part(1.0)
+  out, _ = per_part.update(grads, per_part.init(grads))
+  np.testing.assert_allclose(out["learner"]["w"], [0.3, 0.4], rtol=1e-6)
+  np.testing.assert_allclose(out["encoder"]["w"], [0.6, 0.8], rtol=1e-5)
+  np.testing.assert_allclose(out["label_head"]["b"], 0.0)
+  # A config with the scope builds it in front of Adam.
+  opt = loop.create_optimizer({"learning_rate": 0.1, "schedule": "constant",
+                               "grad_clip_scope": "per_part"}, "meta_gnn")
+  updates, _ = opt.update(grads, opt.init(grads), grads)
+  np.testing.assert_allclose(updates["learner"]["w"], [-0.1, -0.1], rtol=1e-3)
+
+
+def test_per_part_clip_is_refused_without_example_intents():
+  config = loop.default_config(task="sumfirst", grad_clip_scope="per_part")
+  with pytest.raises(ValueError, match=r"grad_clip_scope='per_part'.*intent='examples'"):
+    loop.validate_config(config)
+  config = loop.default_config(task="sumfirst", grad_clip_scope="each")
+  with pytest.raises(ValueError, match=r"grad_clip_scope='each'; allowed: \['joint', "
+                     r"'per_part'\]"):
+    loop.validate_config(config)
 
 
 # Slow (about 26 s, three subprocess runs): the in-process end-to-end, resume

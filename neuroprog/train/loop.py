@@ -48,6 +48,11 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "learning_rates": {},      # {model: rate}; unset models: learning_rate
     "learning_rate": None,     # None: each model's meta.default_learning_rate
     "grad_clip": 1.0,
+    # "joint": one global-norm clip over all parameters. "per_part" (example
+    # intents): the hypernetwork's parameters (params["learner"]) and the
+    # intent reader's (encoder, readout heads) are clipped to grad_clip each,
+    # so that a large label-loss gradient does not rescale the learner's step.
+    "grad_clip_scope": "joint",
     "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
     "ood_intents": None,       # None: the task's default OOD intents
@@ -142,6 +147,7 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
 INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
 LABEL_PARAMETER = ("dense", "pair_stats")
+GRAD_CLIP_SCOPES = ("joint", "per_part")
 # Support sets drawn per intent when a model that reads example intents is
 # evaluated; the eval_examples queries of an intent are split among them, so
 # an accuracy averages over support draws as well as queries.
@@ -200,6 +206,15 @@ def validate_config(config) -> None:
     raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
                      "example intents; with config.intent='label' the label is the input. "
                      "Allowed: 0, or config.intent='examples'.")
+  scope = _get(config, "grad_clip_scope")
+  if scope not in GRAD_CLIP_SCOPES:
+    raise ValueError(f"config.grad_clip_scope={scope!r}; allowed: {list(GRAD_CLIP_SCOPES)}.")
+  if scope == "per_part" and kind != "examples":
+    raise ValueError("config.grad_clip_scope='per_part' splits the example-intent reader "
+                     "from the hypernetwork; with config.intent='label' there is one part. "
+                     "Allowed: 'joint', or config.intent='examples'.")
+  if scope == "per_part" and not _get(config, "grad_clip"):
+    raise ValueError("config.grad_clip_scope='per_part' needs config.grad_clip > 0.")
   models = _get(config, "models")
   for name in models:
     try:
@@ -318,7 +333,30 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
                        mask=lambda p: jax.tree_util.tree_map(lambda a: a.ndim >= 2, p))
   else:
     adam = optax.adam(lr)
-  return optax.chain(optax.clip_by_global_norm(clip), adam) if clip else adam
+  if not clip:
+    return adam
+  if _get(config, "grad_clip_scope") == "per_part":
+    return optax.chain(clip_by_part(clip), adam)
+  return optax.chain(optax.clip_by_global_norm(clip), adam)
+
+
+def _part_labels(params):
+  """"learner" for every leaf of params["learner"], "reader" for the rest
+  (one part when params is not a dict with a "learner" entry)."""
+  if not isinstance(params, dict) or "learner" not in params:
+    return jax.tree_util.tree_map(lambda _: "reader", params)
+  return {key: jax.tree_util.tree_map(lambda _, k=key: "learner" if k == "learner"
+                                      else "reader", value)
+          for key, value in params.items()}
+
+
+def clip_by_part(max_norm: float) -> optax.GradientTransformation:
+  """Global-norm clipping of the learner's and the intent reader's gradients
+  separately (`_part_labels`), each to max_norm: with the teacher feed the two
+  parts have disjoint losses, and one shared clip would scale the learner's
+  update by a factor set by the reader's gradient."""
+  clip = optax.clip_by_global_norm(max_norm)
+  return optax.multi_transform({"learner": clip, "reader": clip}, _part_labels)
 
 
 class Trainer:
