@@ -142,7 +142,7 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
 ADDED_KEYS = {k: SCHEMA.defaults[k]
               for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
                         "intent_label_input", "intent_label_feed", "intent_label_units",
-                        "intent_label_parameter")}
+                        "intent_label_parameter", "grad_clip_scope")}
 
 INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
