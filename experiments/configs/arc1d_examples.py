@@ -114,11 +114,12 @@ INTENT_LABEL_INPUT = True
 # One gradient clip per part (config.grad_clip_scope="per_part": the
 # hypernetwork's and the intent reader's gradients clipped separately, so the
 # learner sees its label-intent twin's clip) lost on the same pilot (Meta-gMLP
-# ID / val 0.118 / 0.185 against 0.567 / 0.535 with the shared clip; 2026-12-04,
+# ID / val 0.118 / 0.185 against 0.567 / 0.535 with the shared clip; Meta-GNN
+# 0.258 / 0.284 against 0.439 / 0.435; 2026-12-04,
 # BUILD_NOTES.md "Example intents: one gradient clip or one per part"):
 #   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
 #       --config.seeds=1 --config.steps=1500 --models=meta_gmlp \
-#       --grid="grad_clip_scope=joint,per_part"
+#       --grid="grad_clip_scope=joint,per_part"     # and --models=meta_gnn
 INTENT_LABEL_FEED = "teacher"
 INTENT_LABEL_PARAMETER = "pair_stats"
 
