@@ -729,3 +729,52 @@ def test_memory_attention_equals_flax_attention_on_the_broadcast_memory():
   np.testing.assert_allclose(
       intents.MemoryAttention(num_heads=heads).apply({"params": params}, x, junk, present),
       got, rtol=1e-6, atol=1e-6)
+
+
+# Slow (about 45 s: compiling the readout, the learner and the seq2seq target
+# for the benchmark's jitted scorer and for the check by hand).
+@pytest.mark.slow
+def test_recognition_gap_scores_official_tasks_as_eval_does_and_names_what_was_recognised(
+    tmp_path):
+  """benchmarks/recognition_gap.py --data: per seed, the share of a folder's
+  official tasks solved from the readout and from the true label, and the
+  share whose readout names the right family (and the snapped parameter),
+  each task read from its first `shots` train pairs; tasks with a grid over
+  max_len are counted apart."""
+  import types  # pylint: disable=g-import-not-at-top
+  from benchmarks import recognition_gap  # pylint: disable=g-import-not-at-top
+  from neuroprog import programs  # pylint: disable=g-import-not-at-top
+  from neuroprog.tasks.arc1d import io  # pylint: disable=g-import-not-at-top
+  task, (model,) = _readout_models("snapped")
+  key = jax.random.key(0)
+  probe = step_lib.probe_intents(model, task, key, task.train_intents)
+  params_S = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *(
+      model.init(jax.random.key(s), probe) for s in (0, 1)))
+  intent = ("move_right", 1)
+  arc_tasks = [io.generate(jax.random.fold_in(key, i), intent, name=f"t{i}") for i in range(3)]
+  long_x = np.array([0] * 30 + [3, 3, 3, 4, 0], np.int64)   # 35 cells > max_len 33
+  arc_tasks.append(io.ArcTask("long", train=((long_x, long_x),) + arc_tasks[0].train[1:],
+                              test=arc_tasks[0].test))
+  trainer = types.SimpleNamespace(task=task, model=model)
+  (acc, oracle, fam_ok, both_ok), skipped = recognition_gap.score_official(
+      trainer, params_S, arc_tasks, intent)
+  assert skipped == 1 and acc.shape == oracle.shape == fam_ok.shape == (2, 3)
+  feats = jnp.asarray(task.features([intent]))
+  run = jax.jit(lambda theta, x: jnp.argmax(programs.execute(task.spec, theta, x), -1))
+  labels_of_seed = []
+  for s in range(2):
+    params = jax.tree_util.tree_map(lambda a, s=s: a[s], params_S)
+    for j, t in enumerate(arc_tasks[:3]):
+      support = intents.support_from_pairs(list(t.train[:2]), max_len=33, pad=PAD, shots=2)
+      labels = np.asarray(model.label_prediction(params, support))
+      snapped = np.asarray(task.snap_features(labels))[0]
+      assert fam_ok[s, j] == float(np.argmax(labels[0, :-2]) == np.argmax(feats[0, :-2]))
+      assert both_ok[s, j] == float(fam_ok[s, j] and np.allclose(snapped[-2:], feats[0, -2:]))
+      for theta, got in ((model.apply(params, support)[0], acc[s, j]),
+                         (model.learner._apply(params["learner"], feats)[0], oracle[s, j])):  # pylint: disable=protected-access
+        solved = all(np.array_equal(np.asarray(run(theta, jnp.asarray(io.encode([x], 33))))[0]
+                                    [:len(y)], y) for x, y in t.test)
+        assert got == float(solved)
+      labels_of_seed.append(labels)
+  # The two seeds' readouts differ, so the checks are not of one shared value.
+  assert not np.allclose(labels_of_seed[0], labels_of_seed[3])
