@@ -445,6 +445,9 @@ def _readout_models(*feeds):
                                   "meta_gmlp") for feed in feeds]
 
 
+# Slow (75-105 s on 2 cores: seq2seq training-step compiles); the fast suite keeps
+# the readout's core tests (a training target only, the teacher feed).
+@pytest.mark.slow
 def test_detached_readout_leaves_the_encoder_to_the_label_loss():
   """With intent_label_feed="detached" the learner reads the same readout
   (same θ), but the task loss's gradient stops there: the encoder and the
@@ -493,6 +496,9 @@ def test_detached_readout_leaves_the_encoder_to_the_label_loss():
     wrap(label_input=True, label_feed="snapped")
 
 
+# Slow (75-105 s on 2 cores: seq2seq training-step compiles); the fast suite keeps
+# the readout's core tests (a training target only, the teacher feed).
+@pytest.mark.slow
 def test_snapped_learner_is_calibrated_on_the_training_intents_label_features():
   """A detached or snapped learner reads label features once the readout
   recognises the intent, so init_state calibrates its output head on the
@@ -590,6 +596,9 @@ def test_label_loss_in_the_intents_units():
                  label_units=(1.0, 2.0))
 
 
+# Slow (75-105 s on 2 cores: seq2seq training-step compiles); the fast suite keeps
+# the readout's core tests (a training target only, the teacher feed).
+@pytest.mark.slow
 def test_parameter_from_the_pair_statistics_of_the_readouts_family():
   """intent_label_parameter="pair_stats": the readout's parameter entry is
   gain x (mean pair statistics @ kernel + bias)[family], family the readout's
