@@ -40,6 +40,7 @@ import argparse
 import functools
 import json
 import os
+import pathlib
 import sys
 import time
 
@@ -51,6 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from neuroprog import intents as intents_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from neuroprog.programs import executor as execute_lib
+from neuroprog.tasks.arc1d import families, io
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.train import loop
 from neuroprog.train import step as step_lib
@@ -102,7 +104,6 @@ def score_official(trainer, params_S, arc_tasks, intent):
   """On official tasks of one folder mapped to `intent`: (readout acc, oracle
   acc, family recognised, snapped parameter right), each float[S, N] over the
   S seeds and the N tasks whose grids fit; and the number that do not fit."""
-  from neuroprog.tasks.arc1d import families, io  # pylint: disable=g-import-not-at-top
   task, model = trainer.task, trainer.model
   max_len, shots = task.spec.max_len, model.shots
   feats_1xF = jnp.asarray(task.features([intent]))
@@ -149,8 +150,6 @@ def score_official(trainer, params_S, arc_tasks, intent):
 def official(trainer, state, step, data):
   """JSON lines (split "official") for every folder of `data` mapped to a
   training family of the trainer's task."""
-  from neuroprog.tasks.arc1d import io  # pylint: disable=g-import-not-at-top
-  import pathlib  # pylint: disable=g-import-not-at-top
   task = trainer.task
   trained = {f for f, _ in task.train_intents}
   for folder in sorted(p for p in pathlib.Path(data).iterdir() if p.is_dir()):
