@@ -40,7 +40,6 @@ import argparse
 import functools
 import json
 import os
-import pathlib
 import sys
 import time
 
@@ -50,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from experiments.pipelines import eval_arc1d  # pylint: disable=g-import-not-at-top,wrong-import-position
 from neuroprog import intents as intents_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from neuroprog.programs import executor as execute_lib
 from neuroprog.tasks.arc1d import families, io
@@ -96,10 +96,6 @@ def score(trainer, params_S, intents, key, n_examples):
   return [np.asarray(a) for a in per_seed(params_S)]
 
 
-# Test pairs per jitted call on an official task (official tasks have 1-3).
-OFFICIAL_ROWS = 4
-
-
 def score_official(trainer, params_S, arc_tasks, intent):
   """On official tasks of one folder mapped to `intent`: (readout acc, oracle
   acc, family recognised, snapped parameter right), each float[S, N] over the
@@ -123,17 +119,17 @@ def score_official(trainer, params_S, arc_tasks, intent):
     param_ok = jnp.all(jnp.abs(snapped[:, -2:] - feats_1xF[:, -2:]) < 1e-6, -1)
     return pred, pred_oracle, fam_ok[0], fam_ok[0] & param_ok[0]
 
+  rows = max(len(t.test) for t in arc_tasks)   # test pairs padded to one shape per folder
   cols, skipped = [], 0
   for t in arc_tasks:
     pairs = list(t.train[:shots]) + list(t.test)
-    if any(len(a) > max_len or len(b) > max_len for a, b in pairs) \
-        or len(t.test) > OFFICIAL_ROWS:
+    if any(len(a) > max_len or len(b) > max_len for a, b in pairs):
       skipped += 1
       continue
     support = intents_lib.support_from_pairs(list(t.train[:shots]), max_len=max_len,
                                              pad=task.pad, n_colours=task.n_colours,
                                              shots=shots)
-    x = np.full((OFFICIAL_ROWS, max_len), families.PAD, np.int32)
+    x = np.full((rows, max_len), families.PAD, np.int32)
     x[:len(t.test)] = io.encode([a for a, _ in t.test], max_len)
     y = io.encode([b for _, b in t.test], max_len)
     pred, pred_oracle, fam_ok, both_ok = (np.asarray(v) for v in
@@ -152,7 +148,7 @@ def official(trainer, state, step, data):
   training family of the trainer's task."""
   task = trainer.task
   trained = {f for f, _ in task.train_intents}
-  for folder in sorted(p for p in pathlib.Path(data).iterdir() if p.is_dir()):
+  for folder in eval_arc1d.family_folders(data):
     try:
       intent = task.check_intent(io.intent_for(folder.name))
     except ValueError:

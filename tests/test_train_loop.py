@@ -225,9 +225,12 @@ def test_per_part_clip_scales_the_learner_and_the_reader_each_to_their_own_norm(
   np.testing.assert_allclose(out["learner"]["w"], [0.3, 0.4], rtol=1e-6)
   np.testing.assert_allclose(out["encoder"]["w"], [0.6, 0.8], rtol=1e-5)
   np.testing.assert_allclose(out["label_head"]["b"], 0.0)
-  # A config with the scope builds it in front of Adam.
-  opt = loop.create_optimizer({"learning_rate": 0.1, "schedule": "constant",
-                               "grad_clip_scope": "per_part"}, "meta_gnn")
+  # A config with the scope builds it in front of Adam; the default does not.
+  base = {"learning_rate": 0.1, "schedule": "constant"}
+  opt = loop.create_optimizer({**base, "grad_clip_scope": "per_part"}, "meta_gnn")
+  assert isinstance(opt.init(grads)[0], optax.MultiTransformState)
+  assert not isinstance(loop.create_optimizer(base, "meta_gnn").init(grads)[0],
+                        optax.MultiTransformState)
   updates, _ = opt.update(grads, opt.init(grads), grads)
   np.testing.assert_allclose(updates["learner"]["w"], [-0.1, -0.1], rtol=1e-3)
 
