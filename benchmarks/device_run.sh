@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The GPU check of a session lent an accelerator: the ADDMOD paper protocol
+# (experiments/configs/addmod.py: 5 meta-learner rows x 10 seeds x 20,000
+# steps), its clock analysis, and the 1D-ARC paper-scale step speed, inside one
+# wall-clock budget.
+#
+#   OUT=/tmp/out bash benchmarks/device_run.sh              # on the GPU machine
+#   OUT=/tmp/out STEPS=40 SEEDS=2 DEADLINE=300 bash benchmarks/device_run.sh  # CPU dry run
+#
+# Why it is shaped so: the lease is 15 minutes in all, one command at most 10,
+# so everything runs in one command with a hard deadline. The models train in
+# three processes at once (each its own workdir, 22% of the GPU memory): XLA
+# compiles on the host while the other processes keep the GPU busy, and a
+# model that is still training at the deadline is stopped without costing the
+# others their results (train_and_evaluate writes results after each model).
+# Checkpoints stay on the machine; what comes back is one tarball of the
+# results, metrics, logs and clock analysis, and summary.md.
+#
+# Environment: OUT (required), STEPS / SEEDS (override the config's, for a dry
+# run), DEADLINE (seconds from the start after which training is stopped;
+# default 480), RUNS (workdir root, default /tmp/np_runs), PY (interpreter).
+set -u
+: "${OUT:?set OUT to the folder that collects the results}"
+DEADLINE=${DEADLINE:-480}
+RUNS=${RUNS:-/tmp/np_runs}
+PY=${PY:-python3}
+START=$(date +%s)
+mkdir -p "$OUT" "$RUNS"
+export PYTHONUNBUFFERED=1
+export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.22}
+
+# The GPU image has jax but not jraph or ml_collections; the pure-Python
+# libraries travel as wheels at the versions the project is tested with.
+if [ -d .whl ]; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 3
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+fi
+
+elapsed() { echo $(( $(date +%s) - START )); }
+left() { echo $(( DEADLINE - $(elapsed) )); }
+
+{
+  echo "# device_run $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null)"
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null
+  $PY - <<'EOF' || exit 4
+import jax, jax.numpy as jnp, flax, optax, orbax.checkpoint, jraph, ml_collections
+import neuroprog
+print("jax", jax.__version__, "flax", flax.__version__, "optax", optax.__version__,
+      "devices", jax.devices())
+x = jnp.ones((256, 256))
+print("smoke matmul", float((x @ x).sum()))
+EOF
+} 2>&1 | tee "$OUT/env.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "environment check failed"; exit 4; }
+
+overrides=()
+[ -n "${STEPS:-}" ] && overrides+=(--config.steps="$STEPS" --config.log_every=$(( STEPS / 2 ))
+                                   --config.checkpoint_every=$(( STEPS / 2 )))
+[ -n "${SEEDS:-}" ] && overrides+=(--config.seeds="$SEEDS")
+
+train() {  # name models...: one process training `models` of addmod.py in order
+  local name=$1 models=$2
+  [ "$(left)" -gt 10 ] || { echo "$name skipped at $(elapsed) s" | tee -a "$RUNS/status.txt"; return; }
+  timeout -s TERM "$(left)" $PY -m experiments.synthesize \
+    --config=experiments/configs/addmod.py --config.models="$models" "${overrides[@]}" \
+    --workdir="$RUNS/$name" > "$RUNS/$name.log" 2>&1
+  echo "$name exit $? at $(elapsed) s" | tee -a "$RUNS/status.txt"
+}
+
+train addmod_mlp "('meta_mlp','meta_gmlp')" &
+train addmod_gnn "('meta_gnn','meta_gnn@library')" &
+{
+  train addmod_direct "('direct',)"
+  # The 1D-ARC paper-scale step speed in what time is left (shares the GPU
+  # with the trainings still running, which the JSON cannot show: see the log).
+  if [ "$(left)" -gt 120 ]; then
+    timeout -s TERM "$(left)" $PY benchmarks/bench_meta.py --tasks arc1d --widths=config \
+      --config arc1d_paper --config_seeds 10 > "$RUNS/bench_arc1d_paper.jsonl" \
+      2> "$RUNS/bench_arc1d_paper.log"
+    echo "bench_arc1d_paper exit $? at $(elapsed) s" | tee -a "$RUNS/status.txt"
+  fi
+} &
+wait
+
+# The clock of the validation-selected seed of each hypernetwork that finished.
+for w in addmod_mlp addmod_gnn; do
+  if [ -f "$RUNS/$w/results.json" ]; then
+    timeout -s TERM 45 $PY -m experiments.analyze_clock --workdir="$RUNS/$w" \
+      --out="$RUNS/$w/clock" > "$RUNS/$w.clock.md" 2> "$RUNS/$w.clock.log"
+    echo "clock $w exit $? at $(elapsed) s" | tee -a "$RUNS/status.txt"
+  fi
+done
+
+{
+  cat "$OUT/env.txt"; echo; cat "$RUNS/status.txt"
+  for w in addmod_mlp addmod_gnn addmod_direct; do
+    echo; echo "## $w"
+    if [ -f "$RUNS/$w/results.md" ]; then cat "$RUNS/$w/results.md"
+    else grep -E "step|ID" "$RUNS/$w.log" | tail -4; fi
+    [ -f "$RUNS/$w.clock.md" ] && cat "$RUNS/$w.clock.md"
+  done
+  echo; echo "## bench_meta arc1d_paper"; cat "$RUNS"/bench_arc1d_paper.* 2>/dev/null | grep "^{"
+} > "$OUT/summary.md"
+(cd "$RUNS" && tar czf "$OUT/results.tar.gz" --exclude=checkpoints --exclude=tensorboard .)
+cat "$OUT/summary.md"
+echo "device_run done at $(elapsed) s"
