@@ -12,6 +12,7 @@ import pytest
 from experiments.configs import test as test_config
 from neuroprog import synthesis
 from neuroprog.train import loop
+from neuroprog.train import step as step_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -192,6 +193,30 @@ def test_synthesize_api_and_program_command(full_run, tmp_path):
   bad = subprocess.run(cmd[:4] + ["--intent=n=11", f"--out={out}"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
   assert bad.returncode != 0 and "n=11 is outside its domain" in bad.stderr
+
+
+def test_evaluation_compiles_once_per_intent_count_and_matches_a_direct_computation():
+  # bench_tta evaluates every few hundred steps: each call must reuse the
+  # compiled evaluation (a fresh jit per call recompiled it every time).
+  config = _config(models=("meta_mlp",))
+  task = loop.build_task(config)
+  tr = loop.Trainer(config, task, "meta_mlp")
+  params_S = tr.init().params
+  key = jax.random.key(5)
+  acc = tr.evaluate(params_S, task.train_intents, key)
+  tr.evaluate(params_S, task.train_intents, jax.random.key(6))
+  assert acc.shape == (config.seeds, len(task.train_intents))
+  assert tr._exact_match_S._cache_size() == 1
+  tr.evaluate(params_S, task.val_intents, key)
+  assert tr._exact_match_S._cache_size() == 2
+  # Seed 1 by hand, on the examples evaluate draws from the same key.
+  feats = jax.numpy.asarray(task.features(task.train_intents))
+  ip = jax.numpy.asarray(task.intent_params(task.train_intents))
+  u, x, y = step_lib.draw(tr.model, task, key, feats, ip, config.eval_examples)
+  params_1 = jax.tree.map(lambda a: a[1], params_S)
+  out = step_lib.outputs_for(tr.model, params_1, u, x)
+  np.testing.assert_allclose(acc[1], np.asarray(task.exact_match(out, y, ip).mean(-1)),
+                             rtol=1e-6)
 
 
 def test_weight_decay_shrinks_kernels_only():
