@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# The GPU check of a session lent an accelerator: the ADDMOD paper protocol
-# (experiments/configs/addmod.py: 5 meta-learner rows x 10 seeds x 20,000
-# steps), its clock analysis, and ADDMOD's time to accuracy, inside one
-# wall-clock budget. (The 1D-ARC paper-scale step speed was measured in the
-# first lease: BUILD_NOTES.md, "First GPU lease".)
+# The GPU check of a session lent an accelerator: meta-training lanes run side
+# by side inside one wall-clock budget, then the clock analysis of every
+# ADDMOD workdir and, with time left, ADDMOD's time to accuracy.
 #
-#   OUT=/tmp/out bash benchmarks/device_run.sh              # on the GPU machine
+#   OUT=/tmp/out bash benchmarks/device_run.sh [LANE ...]        # on the GPU machine
 #   OUT=/tmp/out STEPS=40 SEEDS=2 DEADLINE=300 bash benchmarks/device_run.sh  # CPU dry run
 #
+# A LANE is CONFIG:MODEL[,MODEL...] (a file of experiments/configs and the
+# models it trains, in order, in one process and one workdir). The default
+# lanes are the ADDMOD paper protocol (addmod.py: 5 rows x 10 seeds x 20,000
+# steps, about 6 minutes of an H200):
+#   addmod:meta_mlp,meta_gmlp addmod:meta_gnn,meta_gnn@library addmod:direct
+# The 1D-ARC paper table (arc1d_paper.py, about 21 minutes of an H200 in all;
+# BUILD_NOTES.md, "First GPU lease") needs three leases, one of these each:
+#   arc1d_paper:meta_gnn    arc1d_paper:direct    arc1d_paper:meta_mlp,meta_gmlp
+# and its rows are read from the three results.md files side by side.
+#
 # Why it is shaped so: the lease is 15 minutes in all, one command at most 10,
-# so everything runs in one command with a hard deadline. The models train in
-# three processes at once (each its own workdir, 22% of the GPU memory): XLA
+# so everything runs in one command with a hard deadline. The lanes train as
+# processes at once (each its own workdir, 22% of the GPU memory): XLA
 # compiles on the host while the other processes keep the GPU busy, and a
 # model that is still training at the deadline is stopped without costing the
 # others their results (train_and_evaluate writes results after each model).
@@ -35,6 +43,15 @@ DEADLINE=${DEADLINE:-480}
 RUNS=${RUNS:-/tmp/np_runs}
 PY=${PY:-python3}
 START=$(date +%s)
+
+LANES=("$@")
+[ ${#LANES[@]} -gt 0 ] || LANES=(addmod:meta_mlp,meta_gmlp addmod:meta_gnn,meta_gnn@library
+                                 addmod:direct)
+for lane in "${LANES[@]}"; do
+  [ -f "experiments/configs/${lane%%:*}.py" ] && [ -n "${lane#*:}" ] && [ "$lane" != "${lane#*:}" ] \
+    || { echo "bad lane '$lane': want CONFIG:MODEL[,MODEL...] with experiments/configs/CONFIG.py"; exit 2; }
+done
+
 mkdir -p "$OUT" "$RUNS"
 export PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.22}
@@ -70,36 +87,37 @@ overrides=()
                                    --config.checkpoint_every=$(( STEPS / 2 )))
 [ -n "${SEEDS:-}" ] && overrides+=(--config.seeds="$SEEDS")
 
-train() {  # name models...: one process training `models` of addmod.py in order
-  local name=$1 models=$2
+lane_name() { local l=${1//,/_}; echo "${l/:/_}" | tr '@' '-'; }
+
+train() {  # lane: one process training the lane's models of its config, in order
+  local config=${1%%:*} models=${1#*:} name; name=$(lane_name "$1")
   [ "$(left)" -gt 10 ] || { echo "$name skipped at $(elapsed) s" | tee -a "$RUNS/status.txt"; return; }
+  local tuple; tuple="('${models//,/\',\'}',)"
   timeout -s TERM "$(left)" $PY -m experiments.synthesize \
-    --config=experiments/configs/addmod.py --config.models="$models" "${overrides[@]}" \
+    --config="experiments/configs/$config.py" --config.models="$tuple" "${overrides[@]}" \
     --workdir="$RUNS/$name" > "$RUNS/$name.log" 2>&1
   echo "$name exit $? at $(elapsed) s" | tee -a "$RUNS/status.txt"
 }
 
-train addmod_mlp "('meta_mlp','meta_gmlp')" &
-train addmod_gnn "('meta_gnn','meta_gnn@library')" &
-{
-  train addmod_direct "('direct',)"
-  # Time to accuracy of every model (issue 22 item 3) in what time is left; it
-  # shares the GPU with the trainings still running, so its seconds are not
-  # a clean measurement, but its steps are (the GPU reproduces the CPU's curve).
-  if [ "$(left)" -gt 120 ]; then
-    timeout -s TERM "$(left)" $PY benchmarks/bench_tta.py --task addmod \
-      --models meta_mlp,meta_gmlp,direct,meta_gnn --seeds "${SEEDS:-10}" \
-      ${STEPS:+--max_steps $STEPS --eval_every $(( STEPS / 2 ))} \
-      > "$RUNS/tta_addmod.jsonl" 2> "$RUNS/tta_addmod.log"
-    echo "tta_addmod exit $? at $(elapsed) s" | tee -a "$RUNS/status.txt"
-  fi
-} &
+for lane in "${LANES[@]}"; do train "$lane" & done
 wait
 
-# The clock of the validation-selected seed of each hypernetwork that finished.
-for w in addmod_mlp addmod_gnn; do
-  if [ -f "$RUNS/$w/results.json" ]; then
-    timeout -s TERM 45 $PY -m experiments.analyze_clock --workdir="$RUNS/$w" \
+# Time to accuracy of every ADDMOD model (issue 22 item 3) in what time is
+# left, only after the default lanes (its steps carry across machines: the
+# GPU reproduces the CPU's curve).
+if [ $# -eq 0 ] && [ "$(left)" -gt 120 ]; then
+  timeout -s TERM "$(left)" $PY benchmarks/bench_tta.py --task addmod \
+    --models meta_mlp,meta_gmlp,direct,meta_gnn --seeds "${SEEDS:-10}" \
+    ${STEPS:+--max_steps $STEPS --eval_every $(( STEPS / 2 ))} \
+    > "$RUNS/tta_addmod.jsonl" 2> "$RUNS/tta_addmod.log"
+  echo "tta_addmod exit $? at $(elapsed) s" | tee -a "$RUNS/status.txt"
+fi
+
+# The clock of the validation-selected seed of each ADDMOD hypernetwork.
+for lane in "${LANES[@]}"; do
+  w=$(lane_name "$lane")
+  if [ "${lane%%:*}" = addmod ] && [ "${lane#*:}" != direct ] && [ -f "$RUNS/$w/results.json" ]; then
+    timeout -s TERM 60 $PY -m experiments.analyze_clock --workdir="$RUNS/$w" \
       --out="$RUNS/$w/clock" > "$RUNS/$w.clock.md" 2> "$RUNS/$w.clock.log"
     echo "clock $w exit $? at $(elapsed) s" | tee -a "$RUNS/status.txt"
   fi
@@ -107,8 +125,8 @@ done
 
 {
   cat "$OUT/env.txt"; echo; cat "$RUNS/status.txt"
-  for w in addmod_mlp addmod_gnn addmod_direct; do
-    echo; echo "## $w"
+  for lane in "${LANES[@]}"; do
+    w=$(lane_name "$lane"); echo; echo "## $lane"
     if [ -f "$RUNS/$w/results.md" ]; then cat "$RUNS/$w/results.md"
     else grep -E "step|ID" "$RUNS/$w.log" | tail -4; fi
     [ -f "$RUNS/$w.clock.md" ] && cat "$RUNS/$w.clock.md"
