@@ -425,6 +425,12 @@ class Trainer:
     return np.asarray(self._exact_match_S(params_S, u, x, y, ip_r, draws=draws))
 
   def _exact_match_per_seed(self, params_S, u, x, y, ip_r, *, draws):
+    """Exact match float32[S, B] of each seed's programs, B = len(ip_r) // draws.
+
+    params_S: the model's params with a leading seed axis S; u, x, y: one
+    `step_lib.draw` batch for the B * draws intent rows of ip_r (int or float
+    [B * draws, P]); draws (static): copies of each intent, averaged.
+    """
     # The examples are arguments, not closed-over constants, and the jitted
     # function is built once per Trainer (in __init__): a run that evaluates
     # every few hundred steps (bench_tta, select) compiles once per intent
