@@ -9,7 +9,8 @@
 # A LANE is CONFIG:MODEL[,MODEL...] (a file of experiments/configs and the
 # models it trains, in order, in one process and one workdir). The default
 # lanes are the ADDMOD paper protocol (addmod.py: 5 rows x 10 seeds x 20,000
-# steps, about 6 minutes of an H200):
+# steps; the two Meta-GNN rows are about 3.3 minutes of H200 training, the
+# others not yet timed there):
 #   addmod:meta_mlp,meta_gmlp addmod:meta_gnn,meta_gnn@library addmod:direct
 # The 1D-ARC paper table (arc1d_paper.py, about 21 minutes of an H200 in all;
 # BUILD_NOTES.md, "First GPU lease") needs three leases, one of these each:
