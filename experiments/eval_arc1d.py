@@ -25,6 +25,13 @@ _OUT = flags.DEFINE_string("out", None, "Output folder (default: the workdir).")
 _INTENT = flags.DEFINE_enum("intent", None, ["label", "examples"],
                             "How the workdir's models read intents (default: its config). "
                             "examples: each task's train pairs are its intent.")
+_REFINE_STEPS = flags.DEFINE_integer(
+    "refine_steps", None, "Example intents: Adam steps fitting each task's program to its "
+    "support pairs (default: the workdir config's refine_steps; 0: none).")
+_REFINE_LR = flags.DEFINE_float("refine_learning_rate", None,
+                                "Their rate (default: the workdir config's).")
+_REFINE_TARGET = flags.DEFINE_string("refine_target", None,
+                                     "theta or intent (default: the workdir config's).")
 flags.mark_flags_as_required(["workdir", "data"])
 
 
@@ -34,7 +41,10 @@ def main(argv):
   logs.setup_from_flags()
   try:
     out = eval_arc1d.run(_WORKDIR.value, _DATA.value, models=_MODEL.value, seed=_SEED.value,
-                         out_dir=_OUT.value, intent=_INTENT.value)
+                         out_dir=_OUT.value, intent=_INTENT.value,
+                         refine_steps=_REFINE_STEPS.value,
+                         refine_learning_rate=_REFINE_LR.value,
+                         refine_target=_REFINE_TARGET.value)
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

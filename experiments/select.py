@@ -9,6 +9,14 @@ Trains every candidate of the grid on the training intents, scores it on the
 training and validation intents, and writes workdir/selection.md and
 selection.json (the table chosen from, and the choice per model). The
 pipeline is `experiments.pipelines.select.run`.
+
+Settings that act only at evaluation (the support refinement of example
+intents, `--grid="refine_steps=0,10;refine_learning_rate=0.003,0.01"`) are
+chosen on a finished run instead of retraining it:
+
+  python -m experiments.select --config=experiments/configs/arc1d_examples.py \
+      --trained=workdirs/arc1d_examples --grid="refine_steps=0,10,30" \
+      --workdir=workdirs/select_refine
 """
 
 from absl import app
@@ -21,6 +29,9 @@ from neuroprog.run import logs
 _WORKDIR = flags.DEFINE_string("workdir", None, "Directory for the candidates' runs.")
 _GRID = flags.DEFINE_string("grid", None, "path=v1,v2;path2=w1,w2 (see the pipeline).")
 _MODELS = flags.DEFINE_list("models", [], "Models to choose for (default: the config's).")
+_TRAINED = flags.DEFINE_string(
+    "trained", None, "A finished workdir of --config: re-score its checkpoints for each "
+    "candidate of a grid of evaluation keys (refine_*) instead of training.")
 config_flags.DEFINE_config_file("config", None, "Training configuration file.",
                                 lock_config=True)
 flags.mark_flags_as_required(["config", "workdir", "grid"])
@@ -30,7 +41,8 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Too many command-line arguments: {argv[1:]}")
   logs.setup_from_flags()
-  result = select.run(flags.FLAGS.config, _GRID.value, _WORKDIR.value, _MODELS.value)
+  result = select.run(flags.FLAGS.config, _GRID.value, _WORKDIR.value, _MODELS.value,
+                      trained=_TRAINED.value)
   print(select.markdown(result))
 
 

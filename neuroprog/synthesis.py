@@ -22,6 +22,7 @@ import json
 import os
 from typing import Any, NamedTuple, Optional
 
+import jax
 import jax.numpy as jnp
 
 from neuroprog import intents as intents_lib
@@ -79,7 +80,7 @@ def select_seed(workdir: str, model: str) -> int:
 
 
 def synthesize(workdir: str, intent, *, model: str = "meta_gnn",
-               seed: Optional[int] = None):
+               seed: Optional[int] = None, refine: bool = True):
   """The program θ that `model` of a trained workdir synthesizes for `intent`.
 
   Args:
@@ -92,14 +93,20 @@ def synthesize(workdir: str, intent, *, model: str = "meta_gnn",
     model: which meta-learner of the workdir (a hypernetwork).
     seed: which trained seed (a seed value of the run); default
       `select_seed` (validation, else ID).
+    refine: for example intents, fit θ to the given pairs as the workdir
+      config's refine_* keys say (`train.refine`; nothing when refine_steps
+      is 0); False: the hypernetwork's θ as synthesized.
 
   Returns:
     (spec, theta float32[T]).
   """
+  from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
   run = load_run(os.fspath(workdir), model)
   seed = select_seed(os.fspath(workdir), model) if seed is None else seed
   params = seeds_lib.take(run.params_S, seeds_lib.index_of(run.seeds, seed))
-  return synthesize_from_params(params, intent, model=run.model, task=run.task)
+  refinement = loop.refinement_of(run.config) if refine else None
+  return synthesize_from_params(params, intent, model=run.model, task=run.task,
+                                refinement=refinement)
 
 
 def intent_input(intent, *, model, task):
@@ -115,17 +122,24 @@ def intent_input(intent, *, model, task):
   return jnp.asarray(task.features([task.parse_intent(intent)]))
 
 
-def synthesize_from_params(params, intent, *, model, task):
+def synthesize_from_params(params, intent, *, model, task, refinement=None):
   """(spec, theta float32[T]) of `intent` from one seed's parameters in memory.
 
   model: a `meta.Hypernetwork`, or an `intents.ExampleIntentModel` around one
   (then `intent` is a list of pairs); task: the task whose intents it reads.
+  refinement: a `train.refine.Refinement` for example intents (θ fitted to
+  the pairs); None or 0 steps: θ as synthesized.
   """
   learner = getattr(model, "learner", model)
   if not isinstance(learner, meta.Hypernetwork):
     raise ValueError(f"model {getattr(model, 'name', model)!r} emits no weights (it is "
                      "the direct baseline); choose a hypernetwork.")
   u = intent_input(intent, model=model, task=task)
+  if refinement is not None and refinement.steps and isinstance(
+      model, intents_lib.ExampleIntentModel):
+    from neuroprog.train import refine  # pylint: disable=g-import-not-at-top
+    theta = jax.jit(lambda p, s: refine.refined_theta(model, task, p, s, refinement))
+    return task.spec, theta(params, u)[0]
   return task.spec, model.apply(params, u)[0]
 
 

@@ -291,6 +291,61 @@ def test_synthesize_takes_pairs(examples_workdir):
 
 
 @pytest.mark.slow
+def test_refinement_is_chosen_on_validation_of_the_trained_run_and_used_by_synthesize(
+    examples_workdir, tmp_path, monkeypatch):
+  from experiments.pipelines import select  # pylint: disable=g-import-not-at-top
+  from neuroprog import synthesis  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import seeds as seeds_lib  # pylint: disable=g-import-not-at-top
+  from neuroprog.train import refine  # pylint: disable=g-import-not-at-top
+  workdir, out = examples_workdir
+  config = loop.default_config(**TINY)
+  evaluated = []
+  original = loop.Trainer.evaluate
+
+  def recording(self, params_S, intents_, key):
+    evaluated.extend(intents_)
+    return original(self, params_S, intents_, key)
+  monkeypatch.setattr(loop.Trainer, "evaluate", recording)
+  refined_with = []
+  original_outputs = refine.outputs
+
+  def traced(model, task, params, support, x, refinement):
+    refined_with.append(refinement)
+    return original_outputs(model, task, params, support, x, refinement)
+  monkeypatch.setattr(refine, "outputs", traced)
+  result = select.run(config, "refine_steps=0,20;refine_learning_rate=0.01", str(tmp_path),
+                      trained=workdir)
+  assert refined_with == [refine.Refinement(20, 0.01, "theta")]   # candidate 1 only
+  assert set(evaluated) == {("move_left", 4)}          # validation only, no training
+  rows = result["rows"]
+  # No refinement re-scores the run's own validation figure exactly.
+  assert rows[0]["val"] == out["models"]["meta_mlp"]["val"]
+  assert [r["overrides"]["refine_steps"] for r in rows] == [0, 20]
+  assert rows[0]["id_score"] is None
+  assert "| meta_mlp" in select.markdown(result) and " | - | " in select.markdown(result)
+  # synthesize fits θ to the given pairs as the config's refine_* keys say.
+  pairs = [([0, 2, 2, 0, 0], [0, 0, 2, 2, 0]), ([3, 3, 0, 0], [0, 3, 3, 0])]
+  run = synthesis.load_run(workdir, "meta_mlp")
+  params = seeds_lib.take(run.params_S, 0)
+  refinement = refine.Refinement(20, 0.01, "theta")
+  _, plain = synthesis.synthesize_from_params(params, pairs, model=run.model, task=run.task)
+  _, fitted = synthesis.synthesize_from_params(params, pairs, model=run.model, task=run.task,
+                                               refinement=refinement)
+  support = intents.support_from_pairs(pairs, max_len=33, pad=PAD, shots=2)
+  loss = lambda th: float(
+      refine.support_loss_per_set(run.task, run.task.spec, th[None], support)[0])
+  assert loss(fitted) < 0.5 * loss(plain)
+  monkeypatch.setattr(loop, "refinement_of", lambda c: refinement)
+  np.testing.assert_allclose(neuroprog_synthesize(workdir, pairs), fitted, atol=1e-5)
+  np.testing.assert_array_equal(neuroprog_synthesize(workdir, pairs, refine=False), plain)
+
+
+def neuroprog_synthesize(workdir, pairs, **kw):
+  import neuroprog  # pylint: disable=g-import-not-at-top
+  return neuroprog.synthesize(workdir, pairs, model="meta_mlp", seed=0, **kw)[1]
+
+
+@pytest.mark.slow
 def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, tmp_path):
   from experiments.pipelines import eval_arc1d  # pylint: disable=g-import-not-at-top
   from neuroprog import programs, synthesis  # pylint: disable=g-import-not-at-top
@@ -332,6 +387,29 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   assert "| **unseen families** |" in md and "first 2 train pairs" in md
   with pytest.raises(ValueError, match="trained on examples intents; allowed: --intent=examples"):
     eval_arc1d.run(workdir, data, intent="label")
+  # With a support refinement each task's θ is fitted to the same two pairs first.
+  from neuroprog.train import refine  # pylint: disable=g-import-not-at-top
+  fitted = eval_arc1d.run(workdir, data, intent="examples", out_dir=str(tmp_path / "r"),
+                          refine_steps=30, refine_learning_rate=0.01)
+  assert fitted["refinement"] == {"steps": 30, "learning_rate": 0.01, "target": "theta"}
+  refinement = refine.Refinement(30, 0.01, "theta")
+  correct = 0
+  for t in moves:
+    support = intents.support_from_pairs(list(t.train[:2]), max_len=33, pad=PAD, shots=2)
+    theta = jax.jit(lambda p, s: refine.refined_theta(run.model, run.task, p, s, refinement))(
+        params, support)[0]
+    for x, y in t.test:
+      pred = np.argmax(programs.execute(run.task.spec, theta, jnp.asarray(
+          io.encode([x], 33))), -1)[0][:len(y)]
+      correct += int(np.array_equal(pred, y))
+  assert fitted["models"]["meta_mlp"]["families"]["1d_move_1p"]["test"]["correct"] == correct
+  # The support pairs are train pairs: fitted, the program gets more of them right.
+  train_right = lambda o: o["models"]["meta_mlp"]["families"]["1d_move_1p"]["train"]["correct"]
+  assert train_right(fitted) > train_right(out)
+  with open(tmp_path / "r" / "arc1d_eval.md") as f:
+    assert "fitted to those pairs by 30 Adam steps on its theta (rate 0.01)" in f.read()
+  with pytest.raises(ValueError, match=r"--refine_target='w'; allowed"):
+    eval_arc1d.run(workdir, data, intent="examples", refine_steps=3, refine_target="w")
 
 
 def test_in_context_direct_model_reads_pairs_in_any_order():

@@ -108,3 +108,32 @@ def test_candidates_are_rematched_to_the_base_capacity():
   off = select.candidates(c, select.parse_grid("model_configs.meta_gnn.grouping=role"),
                           rematch=False)
   assert off[0][1].model_configs.meta_gnn.d == c.model_configs.meta_gnn.d
+
+
+def test_a_trained_workdir_is_rescored_only_for_evaluation_keys_of_its_own_config(tmp_path):
+  from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  c = test_config.get_config()
+  trained = str(tmp_path / "trained")
+  workdir_lib.prepare(trained, c)
+  with pytest.raises(ValueError, match=r"grid paths \['steps'\] change training; with a "
+                     r"trained workdir the grid may name only evaluation keys"):
+    select.run(c, "steps=10,20", str(tmp_path / "sel"), trained=trained)
+  other = test_config.get_config()
+  other.steps = c.steps + 1
+  with pytest.raises(ValueError, match=r"holds a run of another config \(steps: "):
+    select.run(other, "refine_steps=0,5", str(tmp_path / "sel"), trained=trained)
+
+
+def test_grids_joined_by_a_bar_are_a_union_of_candidates():
+  grids = select.parse_grids("refine_steps=0 | refine_steps=50;refine_learning_rate=1e-3,3e-3")
+  assert grids == [[("refine_steps", [0])],
+                   [("refine_steps", [50]), ("refine_learning_rate", [1e-3, 3e-3])]]
+  assert select.all_axes(grids) == [("refine_steps", [0, 50]),
+                                    ("refine_learning_rate", [1e-3, 3e-3])]
+  from experiments.configs import arc1d_examples_test  # pylint: disable=g-import-not-at-top
+  c = arc1d_examples_test.get_config()
+  cands = [o for g in grids for o, _ in select.candidates(c, g)]
+  assert cands == [{"refine_steps": 0}, {"refine_steps": 50, "refine_learning_rate": 1e-3},
+                   {"refine_steps": 50, "refine_learning_rate": 3e-3}]
+  with pytest.raises(ValueError, match="names no setting"):
+    select.parse_grids("refine_steps=0 | ")

@@ -24,12 +24,15 @@ it never saw (program generalisation). A task whose support pairs do not fit
 
 The seed of each model is the one `synthesis.select_seed` picks (best
 validation accuracy, or ID without validation intents) unless `seed` is
-given. Writes `arc1d_eval.json` and `arc1d_eval.md` (into `out_dir`,
-default the workdir).
+given. With a support refinement (`train.refine`; the workdir config's
+refine_* keys, or `run`'s arguments) each hypernetwork's program is fitted to
+the task's support pairs before it is scored. Writes `arc1d_eval.json` and
+`arc1d_eval.md` (into `out_dir`, default the workdir).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -43,8 +46,9 @@ from neuroprog import intents as intents_lib
 from neuroprog import synthesis
 from neuroprog.run import seeds as seeds_lib
 from neuroprog.run import workdir as workdir_lib
+from neuroprog.programs import executor as execute_lib
 from neuroprog.tasks.arc1d import families, io
-from neuroprog.train import step as step_lib
+from neuroprog.train import refine as refine_lib, step as step_lib
 
 # Pairs per jitted call: every family is padded to a multiple of it, so each
 # model compiles its forward pass once.
@@ -112,12 +116,21 @@ def _score_pairs(forward, params, task, intent, pairs) -> dict[str, Any]:
 TASK_CHUNK = 8
 
 
-def _example_forward(model, task):
-  """jitted (params, support [1, K, L], x [1, TASK_CHUNK, L]) -> predictions."""
+def _example_forward(model, task, refinement: refine_lib.Refinement):
+  """(params, support [1, K, L]) -> the task's program: x [1, TASK_CHUNK, L] ->
+  predictions int32[TASK_CHUNK, L]. A hypernetwork synthesizes θ once per task
+  (refined on the task's own support pairs when refinement.steps > 0); the
+  in-context model reads the support pairs with every query."""
+  if refinement.steps and refine_lib.can_refine(model):
+    theta = jax.jit(lambda p, s: refine_lib.refined_theta(model, task, p, s, refinement))
+    run = jax.jit(lambda th, x: task.predict(
+        jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, th, x), None)[0])
+    return lambda params, support: functools.partial(run, theta(params, support))
+
   @jax.jit
   def f(params, support, x):
     return task.predict(step_lib.outputs_for(model, params, support, x), None)[0]
-  return f
+  return lambda params, support: functools.partial(f, params, support)
 
 
 def _score_with_examples(forward, params, task, model, arc_tasks) -> dict[str, Any]:
@@ -132,6 +145,7 @@ def _score_with_examples(forward, params, task, model, arc_tasks) -> dict[str, A
     support = (intents_lib.support_from_pairs(support_pairs, max_len=max_len, pad=task.pad,
                                               n_colours=task.n_colours, shots=shots)
                if fits else None)
+    program = forward(params, support) if support is not None else None
     test_right = []
     for sp in SPLITS:
       pairs = list(getattr(t, sp))
@@ -143,7 +157,7 @@ def _score_with_examples(forward, params, task, model, arc_tasks) -> dict[str, A
         x = np.full((TASK_CHUNK, max_len), families.PAD, np.int32)
         x[:len(part)] = io.encode([p[0] for p in part], max_len)
         y = io.encode([p[1] for p in part], max_len)
-        pred = np.asarray(forward(params, support, jnp.asarray(x)[None]))[:len(part)]
+        pred = np.asarray(program(jnp.asarray(x)[None]))[:len(part)]
         right = np.all((pred == y) | (y == families.PAD), -1)
         tallies[sp]["correct"] += int(right.sum())
         if sp == "test":
@@ -158,11 +172,16 @@ def _score_with_examples(forward, params, task, model, arc_tasks) -> dict[str, A
 
 def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
         seed: Optional[int] = None, out_dir: Optional[str] = None,
-        intent: Optional[str] = None) -> dict[str, Any]:
+        intent: Optional[str] = None, refine_steps: Optional[int] = None,
+        refine_learning_rate: Optional[float] = None,
+        refine_target: Optional[str] = None) -> dict[str, Any]:
   """Scores every model of an arc1d workdir on the official tasks (module doc).
 
   intent: "label" or "examples", the kind of intent the workdir was trained
-  on (default: read from its config; a mismatch is refused)."""
+  on (default: read from its config; a mismatch is refused).
+  refine_*: the support refinement of example intents (`train.refine`): each
+  task's program fitted to its own support pairs before it is scored; None:
+  the workdir config's value."""
   config = workdir_lib.read_config(workdir)
   if config.task != "arc1d":
     raise ValueError(f"{workdir} trained task {config.task!r}; eval_arc1d needs an "
@@ -175,8 +194,16 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
   unknown = [m for m in models if m not in config.models]
   if unknown:
     raise ValueError(f"--model={unknown}: {workdir} trained {list(config.models)}.")
+  values = {"steps": refine_steps, "learning_rate": refine_learning_rate,
+            "target": refine_target}
+  values = {k: config.get(f"refine_{k}", refine_lib.Refinement._field_defaults[k])
+            if v is None else v for k, v in values.items()}
+  refinement = refine_lib.check(**values, prefix="--refine_")
+  if refinement.steps and kind != "examples":
+    raise ValueError(f"--refine_steps={refinement.steps} fits programs to their support "
+                     f"pairs; {workdir} was trained on label intents. Allowed: 0.")
   if kind == "examples":
-    return _run_examples(workdir, data, config, models, seed, out_dir)
+    return _run_examples(workdir, data, config, models, seed, out_dir, refinement)
   mapped, unmapped = [], []
   for folder in family_folders(data):
     try:
@@ -213,7 +240,8 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
   return _write(results, out_dir or workdir)
 
 
-def _run_examples(workdir, data, config, models, seed, out_dir) -> dict[str, Any]:
+def _run_examples(workdir, data, config, models, seed, out_dir,
+                  refinement: refine_lib.Refinement) -> dict[str, Any]:
   folders = []
   for folder in family_folders(data):
     try:
@@ -222,12 +250,13 @@ def _run_examples(workdir, data, config, models, seed, out_dir) -> dict[str, Any
       intent = None
     folders.append((folder.name, intent, io.load(folder)))   # errors name the file
   results = {"workdir": workdir, "data": str(data), "intent": "examples",
-             "shots": int(config.shots), "unmapped": [], "models": {}}
+             "shots": int(config.shots), "refinement": refinement._asdict(),
+             "unmapped": [], "models": {}}
   for name in models:
     r = synthesis.load_run(workdir, name)
     s = synthesis.select_seed(workdir, name) if seed is None else seed
     params = seeds_lib.take(r.params_S, seeds_lib.index_of(r.seeds, s))
-    forward = _example_forward(r.model, r.task)
+    forward = _example_forward(r.model, r.task, refinement)
     trained = {f for f, _ in r.task.train_intents}
     per_family = {}
     for folder, intent, arc_tasks in folders:
@@ -272,6 +301,14 @@ def _overall(per_family) -> dict[str, Any]:
   return out
 
 
+def _refined(refinement) -> str:
+  if not refinement or not refinement["steps"]:
+    return ""
+  return (f", and each hypernetwork's program is then fitted to those pairs by "
+          f"{refinement['steps']} Adam steps on its {refinement['target']} (rate "
+          f"{refinement['learning_rate']:g}), so its train-pair figure is a fit")
+
+
 def markdown(results) -> str:
   """arc1d_eval.md: exact match per family (rows) and model (columns)."""
   names = list(results["models"])
@@ -279,7 +316,7 @@ def markdown(results) -> str:
   pct = lambda v: "-" if v is None else f"{v:.3f}"
   source = ("the program comes from the intent alone" if results.get("intent") != "examples"
             else f"each task's program comes from its first {results['shots']} train pairs "
-                 "(the family name is never read)")
+                 "(the family name is never read)" + _refined(results.get("refinement")))
   lines = [f"Official 1D-ARC tasks from {results['data']}; exact match on test pairs "
            f"(train pairs), tasks solved; {source}.", "",
            "| family (intent, split) | " + " | ".join(

@@ -10,7 +10,14 @@ ties: the first candidate). The OOD intents are never evaluated: models are
 trained and scored through `train.loop.train_model(..., splits=("id", "val"))`,
 and the config must name validation intents.
 
-Grid syntax: `path=v1,v2;path2=w1,w2`, where a path names a config key, with
+With `trained` (a finished workdir of the same config), the grid may name only
+evaluation keys (`train.loop.REFINE_KEYS`: the support refinement of example
+intents): nothing is trained; each candidate re-scores the trained checkpoints
+on the validation intents (the ID column is then "-"), so settings that act
+after training are chosen on the same models and the same rule.
+
+Grid syntax: `path=v1,v2;path2=w1,w2`, and grids joined by `|` for their
+union (`refine_steps=0 | refine_steps=50;refine_learning_rate=1e-3,3e-3`), where a path names a config key, with
 dots into dict-valued keys (`learning_rates.meta_gnn`,
 `model_configs.meta_gnn.pe_random`) and values are Python literals (strings
 otherwise), e.g. `model_configs.meta_gnn.pe_features=ramp,sincos+ramp`.
@@ -69,6 +76,21 @@ def _set(config: dict, path: str, value) -> None:
   node[keys[-1]] = value
 
 
+def parse_grids(text: str) -> list[list[tuple[str, list]]]:
+  """`parse_grid` of each `|`-separated part: their union is the candidates."""
+  return [parse_grid(part) for part in text.split("|")]
+
+
+def all_axes(grids) -> list[tuple[str, list]]:
+  """One axis per path named in any of the grids, values in order of first use."""
+  out: dict[str, list] = {}
+  for axes in grids:
+    for path, values in axes:
+      out.setdefault(path, [])
+      out[path] += [v for v in values if v not in out[path]]
+  return list(out.items())
+
+
 def candidates(config, axes, rematch: bool = True) -> list[tuple[dict, ml_collections.ConfigDict]]:
   """[(overrides {path: value}, config)] for every point of the grid.
 
@@ -118,11 +140,32 @@ def _rematch(cfg, base_config, task, overrides) -> None:
     cfg.model_configs[name][key] = matched[key]
 
 
-def run(config, grid: str, workdir: str, models: Sequence[str] = ()) -> dict[str, Any]:
+def _check_trained(config, axes, trained: str) -> None:
+  """ValueError unless every grid path is an evaluation key and `trained`
+  holds a run of `config` (evaluation keys aside)."""
+  bad = [p for p, _ in axes if p not in loop.REFINE_KEYS]
+  if bad:
+    raise ValueError(f"grid paths {bad} change training; with a trained workdir the grid "
+                     f"may name only evaluation keys {list(loop.REFINE_KEYS)}.")
+  old = json.loads(workdir_lib.config_json(workdir_lib.read_config(trained)))
+  new = json.loads(workdir_lib.config_json(config))
+  for key, default in loop.ADDED_KEYS.items():
+    old.setdefault(key, json.loads(workdir_lib.config_json({key: default}))[key])
+  changed = [k for k in workdir_lib.changed_keys(old, new) if k not in loop.REFINE_KEYS]
+  if changed:
+    diff = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed)
+    raise ValueError(f"{trained} holds a run of another config ({diff}); pass the config "
+                     "it was trained with.")
+
+
+def run(config, grid: str, workdir: str, models: Sequence[str] = (),
+        trained: str | None = None) -> dict[str, Any]:
   """Trains each candidate (resumable, one sub-workdir each) and chooses on
   validation; returns selection.json's dict.
 
   models: the config's models to train and choose for (default: all).
+  trained: a finished workdir of `config`; then the grid names evaluation keys
+    only and each candidate re-scores its checkpoints instead of training.
   """
   loop.validate_config(config)
   task = loop.build_task(config)
@@ -133,12 +176,17 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = ()) -> dict[str
   unknown = sorted(set(models) - set(config.models))
   if unknown:
     raise ValueError(f"models {unknown} are not in config.models {list(config.models)}.")
-  axes = parse_grid(grid)
-  cands = candidates(config, axes)
+  grids = parse_grids(grid)
+  axes = all_axes(grids)
+  if trained:
+    _check_trained(config, axes, trained)
+  cands = [c for part in grids for c in candidates(config, part, rematch=not trained)]
   for _, cfg in cands:
     cfg.models = tuple(models)
   workdir_lib.prepare(workdir, {"config": json.loads(workdir_lib.config_json(config)),
-                                "grid": grid, "models": models}, step_keys=())
+                                "grid": grid, "models": models,
+                                **({"trained": os.path.abspath(trained)} if trained else {})},
+                      step_keys=())
   rows = []
   for i, (overrides, cfg) in enumerate(cands):
     sub = os.path.join(workdir, f"candidate_{i:02d}")
@@ -146,13 +194,19 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = ()) -> dict[str
     task_i = loop.build_task(cfg)
     with MetricWriter(sub) as writer:
       for name in models:
-        r = loop.train_model(cfg, task_i, name, sub, writer, splits=("id", "val"))
+        if trained:
+          # Validation only: re-scoring every candidate on the training
+          # intents would cost as much again (refining the intent runs the
+          # hypernetwork's backward pass per step) and choose nothing.
+          r = loop.evaluate_trained(cfg, task_i, name, trained, splits=("val",))
+        else:
+          r = loop.train_model(cfg, task_i, name, sub, writer, splits=("id", "val"))
         rows.append({"candidate": i, "overrides": overrides, "model": name,
                      "num_params": r["num_params"], "seeds": r["seeds"], "steps": r["steps"],
                      "id_mean": r["id_mean"], "val_mean": r["val_mean"], "val": r["val"],
                      "val_score": float(np.mean(r["val_mean"])),
                      "val_std": float(np.std(r["val_mean"])),
-                     "id_score": float(np.mean(r["id_mean"]))})
+                     "id_score": float(np.mean(r["id_mean"])) if r["id_mean"] else None})
     # Written after every candidate: a stopped run shows what it has, marked
     # incomplete; its choice counts only once every candidate is in.
     result = _result(config, task, grid, axes, models, rows, complete=i == len(cands) - 1)
@@ -188,7 +242,8 @@ def markdown(result) -> str:
     picked = result["chosen"][r["model"]]["candidate"] == r["candidate"]
     val = f"{r['val_score']:.3f} ± {r['val_std']:.3f}"
     lines.append(f"| {r['model']}{' (chosen)' if picked else ''} | "
-                 + " | ".join(str(r["overrides"][p]) for p in paths)
-                 + f" | {r['num_params']:,} | {len(r['seeds'])} | {r['id_score']:.3f} | "
+                 + " | ".join(str(r["overrides"].get(p, "-")) for p in paths)
+                 + f" | {r['num_params']:,} | {len(r['seeds'])} | "
+                 + ("-" if r["id_score"] is None else f"{r['id_score']:.3f}") + " | "
                  + (f"**{val}**" if picked else val) + " |")
   return "\n".join(lines)

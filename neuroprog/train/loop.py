@@ -26,7 +26,7 @@ from neuroprog.run import checkpoint, config as config_lib, loop as run_loop, pa
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.run.logs import logger
 from neuroprog.run.metrics import MetricWriter
-from neuroprog.train import results as results_lib, step as step_lib
+from neuroprog.train import refine as refine_lib, results as results_lib, step as step_lib
 
 Interrupted = run_loop.Interrupted
 
@@ -91,6 +91,15 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # linear map of the support set's mean pair statistics per family, the
     # one of the readout's family: task.with_gated_parameter).
     "intent_label_parameter": "dense",
+    # Example intents, at evaluation only (`train.refine`): Adam steps that fit
+    # each synthesized program to its own support pairs before it is scored
+    # (0: none), their rate, and what moves: "theta" (the program's weights)
+    # or "intent" (what the hypernetwork reads; θ stays the hypernetwork's
+    # output). The checkpoints do not depend on them (REFINE_KEYS are
+    # evaluation keys of the workdir), so a trained run can be re-scored.
+    "refine_steps": 0,
+    "refine_learning_rate": 0.01,
+    "refine_target": "theta",
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -142,7 +151,11 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
 ADDED_KEYS = {k: SCHEMA.defaults[k]
               for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
                         "intent_label_input", "intent_label_feed", "intent_label_units",
-                        "intent_label_parameter", "grad_clip_scope")}
+                        "intent_label_parameter", "grad_clip_scope",
+                        "refine_steps", "refine_learning_rate", "refine_target")}
+# Keys only the evaluation reads: a finished workdir may be re-evaluated with
+# other values (`run.workdir.prepare`'s eval_keys).
+REFINE_KEYS = ("refine_steps", "refine_learning_rate", "refine_target")
 
 INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
@@ -206,6 +219,11 @@ def validate_config(config) -> None:
     raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
                      "example intents; with config.intent='label' the label is the input. "
                      "Allowed: 0, or config.intent='examples'.")
+  refinement = refinement_of(config)
+  if refinement.steps and kind != "examples":
+    raise ValueError(f"config.refine_steps={refinement.steps} fits programs to their support "
+                     "pairs; with config.intent='label' there are none. Allowed: 0, or "
+                     "config.intent='examples'.")
   scope = _get(config, "grad_clip_scope")
   if scope not in GRAD_CLIP_SCOPES:
     raise ValueError(f"config.grad_clip_scope={scope!r}; allowed: {list(GRAD_CLIP_SCOPES)}.")
@@ -227,6 +245,12 @@ def validate_config(config) -> None:
 
 def _get(config, key):
   return SCHEMA.get(config, key)
+
+
+def refinement_of(config) -> refine_lib.Refinement:
+  """The config's support refinement (`train.refine`), checked."""
+  return refine_lib.check(_get(config, "refine_steps"), _get(config, "refine_learning_rate"),
+                          _get(config, "refine_target"), "config.refine_")
 
 
 def target_spec(config):
@@ -435,8 +459,13 @@ class Trainer:
     # function is built once per Trainer (in __init__): a run that evaluates
     # every few hundred steps (bench_tta, select) compiles once per intent
     # count instead of once per call, and the examples are not baked into HLO.
+    refinement = refinement_of(self.config)
+
     def one_seed(params):
-      out = step_lib.outputs_for(self.model, params, u, x)
+      if refinement.steps and refine_lib.can_refine(self.model):
+        out = refine_lib.outputs(self.model, self.task, params, u, x, refinement)
+      else:
+        out = step_lib.outputs_for(self.model, params, u, x)
       return self.task.exact_match(out, y, ip_r).mean(-1).reshape(draws, -1).mean(0)
     return jax.vmap(one_seed)(params_S)
 
@@ -468,23 +497,38 @@ def train_model(config, task, name, workdir, writer, stop_at_step=None,
       name, tr.init(), tr.chunk, total=total, log_every=_get(config, "log_every"),
       checkpoint_every=_get(config, "checkpoint_every"), manager=tr.checkpoints(workdir),
       writer=writer, stop_at_step=stop_at_step, seed_labels=tr.seeds)
-  params = result.state.params
+  return {"num_params": n_params, "config": dict(tr.model.config), "seeds": tr.seeds,
+          "steps": total, "train_time_s": round(result.train_seconds, 2),
+          "devices": tr.mesh.size,
+          **_evaluate_splits(config, task, tr, result.state.params, splits)}
+
+
+def _evaluate_splits(config, task, tr, params_S, splits) -> dict[str, Any]:
+  """Per-intent and mean exact match of the splits named (the others: [])."""
   key = jax.random.key(_get(config, "eval_seed"))
   keys = dict(zip(SPLITS, jax.random.split(key, 3)))
   intents = {"id": task.train_intents, "val": task.val_intents, "ood": task.ood_intents}
-  acc = {s: tr.evaluate(params, intents[s] if s in splits else (), keys[s]) for s in SPLITS}
+  acc = {s: tr.evaluate(params_S, intents[s] if s in splits else (), keys[s]) for s in SPLITS}
   fmt = task.format_intent
-  return {
-      "num_params": n_params,
-      "config": dict(tr.model.config),
-      "seeds": tr.seeds,
-      "steps": total,
-      "train_time_s": round(result.train_seconds, 2),
-      "devices": tr.mesh.size,
-      **{s: {fmt(i): acc[s][:, j].tolist() for j, i in enumerate(intents[s])}
-         for s in SPLITS if s in splits},
-      **{f"{s}_mean": acc[s].mean(1).tolist() if acc[s].size else [] for s in SPLITS},
-  }
+  return {**{s: {fmt(i): acc[s][:, j].tolist() for j, i in enumerate(intents[s])}
+             for s in SPLITS if s in splits},
+          **{f"{s}_mean": acc[s].mean(1).tolist() if acc[s].size else [] for s in SPLITS}}
+
+
+def evaluate_trained(config, task, name, workdir, splits=SPLITS) -> dict[str, Any]:
+  """`train_model`'s result for a model whose training in `workdir` (a run of
+  `config` up to evaluation keys) is finished, re-scored under `config`'s
+  evaluation keys (`REFINE_KEYS`) without training; ValueError if its newest
+  checkpoint is not at config.steps."""
+  tr = Trainer(config, task, name)
+  step, state = tr.restore(workdir)
+  total = _get(config, "steps")
+  if step != total:
+    raise ValueError(f"{workdir}: model {name!r} is at step {step} of {total}; finish its "
+                     "training before re-scoring it.")
+  return {"num_params": tr.model.num_params(), "config": dict(tr.model.config),
+          "seeds": tr.seeds, "steps": total, "devices": tr.mesh.size,
+          **_evaluate_splits(config, task, tr, state.params, splits)}
 
 
 def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
@@ -506,7 +550,8 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   """
   validate_config(config)
   task = build_task(config)
-  workdir_lib.prepare(workdir, config, extend=extend, added_keys=ADDED_KEYS)
+  workdir_lib.prepare(workdir, config, extend=extend, added_keys=ADDED_KEYS,
+                      eval_keys=REFINE_KEYS)
   out = {"task": _get(config, "task"), "spec": specs_lib.to_json(task.spec),
          "models": {},
          "intents": {

@@ -1,0 +1,106 @@
+"""Support refinement: a synthesized program fitted to its own support pairs.
+
+An intent given as examples carries more than a label: the pairs themselves.
+After the hypernetwork has synthesized θ from a support set, a few gradient
+steps on the loss of `execute(S*, θ, support x)` against support y use that
+information, which a label intent does not have (test-time training of the
+program, not of the meta-learner). Two things can be refined:
+
+  "theta":  θ float32[B, T] itself, starting from the synthesized programs.
+  "intent": what the hypernetwork reads (u, or the snapped label readout
+            float32[B, F] with `intent_label_input`), with θ = learner(u): the
+            programs stay on the hypernetwork's manifold, and an intent the
+            readout names wrongly or a parameter outside training can move.
+
+Every support set's rows are refined independently (the loss is a sum over
+rows and Adam's update is element-wise), with the same step count and rate
+for all, so a batch is one jitted `lax.scan`. The meta-learner's parameters
+are constants here. Padding pairs (mask False) carry no loss.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from neuroprog.programs import executor as execute_lib
+
+TARGETS = ("theta", "intent")
+
+
+class Refinement(NamedTuple):
+  """steps: Adam steps per support set (0: none); learning_rate: Adam's rate;
+  target: what moves (`TARGETS`)."""
+  steps: int = 0
+  learning_rate: float = 0.01
+  target: str = "theta"
+
+
+def check(steps, learning_rate, target, prefix: str = "refine_") -> Refinement:
+  """A validated `Refinement`; ValueError naming the bad value (as prefix + the
+  field, e.g. "config.refine_steps") and what is allowed."""
+  if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+    raise ValueError(f"{prefix}steps={steps!r}; allowed: an int >= 0 (0: no refinement).")
+  if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)) \
+      or not learning_rate > 0:
+    raise ValueError(f"{prefix}learning_rate={learning_rate!r}; allowed: a number > 0.")
+  if target not in TARGETS:
+    raise ValueError(f"{prefix}target={target!r}; allowed: {list(TARGETS)}.")
+  return Refinement(int(steps), float(learning_rate), str(target))
+
+
+def support_loss_per_set(task, spec, theta_BxT, support) -> jax.Array:
+  """Mean task loss float32[B] of each program on its own support pairs.
+
+  theta_BxT: float32[B, T]; support: an `intents.SupportSet` (x, y int32[B, K, L],
+  mask bool[B, K]).
+  """
+  out = jax.vmap(execute_lib.execute, (None, 0, 0))(spec, theta_BxT, support.x)
+  per_pair_BxK = task.loss(out, support.y, None)
+  mask = support.mask.astype(jnp.float32)
+  return (per_pair_BxK * mask).sum(-1) / jnp.maximum(mask.sum(-1), 1.0)
+
+
+def refined_theta(model, task, params, support, refinement: Refinement) -> jax.Array:
+  """θ float32[B, T] of `model` (an `intents.ExampleIntentModel` around a
+  hypernetwork) for B support sets, after `refinement.steps` Adam steps on each
+  set's own support loss. Pure and jittable (refinement is static).
+  """
+  learner = model.learner
+  u_BxF = model.intent_input(params, support)
+  synthesize = lambda u: learner._apply(params["learner"], u)  # pylint: disable=protected-access
+  if refinement.steps == 0:
+    return synthesize(u_BxF)
+  if refinement.target == "theta":
+    start, to_theta = synthesize(u_BxF), lambda v: v
+  else:
+    start, to_theta = u_BxF, synthesize
+  opt = optax.adam(refinement.learning_rate)
+  # Rows are independent: each row's loss depends only on its own variables.
+  total_loss = lambda v: support_loss_per_set(task, model.spec, to_theta(v), support).sum()
+
+  def step(carry, _):
+    v, opt_state = carry
+    grads = jax.grad(total_loss)(v)
+    updates, opt_state = opt.update(grads, opt_state, v)
+    return (optax.apply_updates(v, updates), opt_state), None
+
+  start = jax.lax.stop_gradient(start)
+  (v, _), _ = jax.lax.scan(step, (start, opt.init(start)), None, length=refinement.steps)
+  return to_theta(v)
+
+
+def can_refine(model) -> bool:
+  """True for a hypernetwork behind an example-set encoder (it emits θ and has
+  support pairs to fit); label intents and the in-context model have neither."""
+  return int(getattr(model, "shots", 0)) > 0 and not getattr(model, "is_direct", True)
+
+
+def outputs(model, task, params, support, x, refinement: Refinement) -> jax.Array:
+  """Target-network outputs for queries x [B, n, L] of B support sets, through
+  θ refined on each set's support pairs (`refined_theta`)."""
+  theta_BxT = refined_theta(model, task, params, support, refinement)
+  return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x)

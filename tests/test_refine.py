@@ -1,0 +1,88 @@
+"""Support refinement: programs fitted to their own support pairs at evaluation."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from neuroprog.programs import executor
+from neuroprog.train import loop, refine, step as step_lib
+
+TINY = dict(task="arc1d", models=("meta_mlp",), intent="examples", shots=3,
+            model_configs={"meta_mlp": {"hidden": 4}},
+            intent_encoder={"width": 8, "heads": 2, "out_dim": 8})
+
+
+@pytest.fixture(scope="module")
+def tiny():
+  """An untrained tiny example-intent Meta-MLP and one support draw of 4 intents."""
+  config = loop.default_config(**TINY)
+  task = loop.build_task(config)
+  model = loop.create_model(config, task, "meta_mlp")
+  key = jax.random.key(0)
+  params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
+  ip = jnp.asarray(task.intent_params(task.train_intents[:4]))
+  feats = jnp.asarray(task.features(task.train_intents[:4]))
+  support, x, y = step_lib.draw(model, task, jax.random.key(1), feats, ip, 8)
+  return task, model, params, support, x, y
+
+
+def _refined(tiny, refinement, rows=slice(None)):
+  task, model, params, support, _, _ = tiny
+  part = jax.tree_util.tree_map(lambda a: a[rows], support)
+  theta = jax.jit(lambda p, s: refine.refined_theta(model, task, p, s, refinement))(params, part)
+  return theta, np.asarray(refine.support_loss_per_set(task, model.spec, theta, part))
+
+
+def test_theta_refinement_fits_each_program_to_its_own_pairs(tiny):
+  task, model, params, support, x, _ = tiny
+  theta0, loss0 = _refined(tiny, refine.Refinement(0))
+  # No steps: exactly the synthesized programs.
+  np.testing.assert_array_equal(theta0, model.apply(params, support))
+  theta, loss = _refined(tiny, refine.Refinement(50, 0.01, "theta"))
+  assert loss0.min() > 2.0 and loss.max() < 0.05, (loss0, loss)
+  # Each set is fitted on its own: refining two of the four alone reaches the
+  # same losses (Adam is element-wise; only float noise in near-zero
+  # gradients differs).
+  _, loss_two = _refined(tiny, refine.Refinement(50, 0.01, "theta"), slice(0, 2))
+  np.testing.assert_allclose(loss_two, loss[:2], atol=0.01)
+  # The queries run through the refined programs.
+  out = refine.outputs(model, task, params, support, x, refine.Refinement(50, 0.01, "theta"))
+  want = jax.vmap(lambda t, xi: executor.execute(model.spec, t, xi))(theta, x)
+  # (jitted and eager refinement differ by float rounding over 50 steps)
+  np.testing.assert_allclose(out, want, atol=5e-3)
+
+
+def test_intent_refinement_moves_what_the_hypernetwork_reads(tiny):
+  task, model, params, support, _, _ = tiny
+  _, loss0 = _refined(tiny, refine.Refinement(0))
+  theta, loss = _refined(tiny, refine.Refinement(30, 0.1, "intent"))
+  assert np.all(loss < loss0 - 0.1), (loss0, loss)
+  # θ is still the hypernetwork's output for some input: the first-layer
+  # slots that do not depend on the intent stay put.
+  assert float(jnp.abs(theta - model.apply(params, support)).max()) > 1e-3
+
+
+def test_bad_refinement_settings_are_named():
+  with pytest.raises(ValueError, match=r"refine_steps=-1; allowed: an int >= 0"):
+    refine.check(-1, 0.01, "theta")
+  with pytest.raises(ValueError, match=r"refine_learning_rate=0; allowed: a number > 0"):
+    refine.check(5, 0, "theta")
+  with pytest.raises(ValueError, match=r"refine_target='weights'; allowed: \['theta', 'intent'\]"):
+    refine.check(5, 0.01, "weights")
+  with pytest.raises(ValueError, match=r"config.refine_steps=5 fits programs to their support"):
+    loop.validate_config(loop.default_config(task="arc1d", refine_steps=5))
+  with pytest.raises(ValueError, match=r"config.refine_target='both'"):
+    loop.validate_config(loop.default_config(**TINY, refine_steps=5, refine_target="both"))
+
+
+def test_only_hypernetworks_behind_an_encoder_are_refined(tiny):
+  config = loop.default_config(**{**TINY, "models": ("direct", "meta_mlp"),
+                                  "model_configs": {"direct": {"d_model": 16, "n_layers": 1},
+                                                    "meta_mlp": {"hidden": 4}}})
+  task = loop.build_task(config)
+  assert refine.can_refine(tiny[1])
+  assert not refine.can_refine(loop.create_model(config, task, "direct"))
+  label = loop.default_config(task="arc1d", models=("meta_mlp",),
+                              model_configs={"meta_mlp": {"hidden": 4}})
+  assert not refine.can_refine(loop.create_model(label, loop.build_task(label), "meta_mlp"))
