@@ -338,6 +338,18 @@ def test_refinement_is_chosen_on_validation_of_the_trained_run_and_used_by_synth
   monkeypatch.setattr(loop, "refinement_of", lambda c: refinement)
   np.testing.assert_allclose(neuroprog_synthesize(workdir, pairs), fitted, atol=1e-5)
   np.testing.assert_array_equal(neuroprog_synthesize(workdir, pairs, refine=False), plain)
+  # The main job re-scores a finished run with a refinement, training nothing,
+  # and says so in results.md; refine_* are evaluation keys of the workdir.
+  monkeypatch.undo()
+  rescored = loop.train_and_evaluate(loop.default_config(**TINY, refine_steps=20), workdir)
+  assert rescored["refinement"] == {"steps": 20, "learning_rate": 0.01, "target": "theta"}
+  assert rescored["models"]["meta_mlp"]["train_time_s"] == out["models"]["meta_mlp"][
+      "train_time_s"]
+  with open(f"{workdir}/results.md") as f:
+    assert "fitted to its own support pairs before it was scored: 20 Adam steps" in f.read()
+  plain_again = loop.train_and_evaluate(loop.default_config(**TINY), workdir)
+  assert "refinement" not in plain_again
+  assert plain_again["models"]["meta_mlp"]["id"] == out["models"]["meta_mlp"]["id"]
 
 
 def neuroprog_synthesize(workdir, pairs, **kw):

@@ -561,6 +561,9 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   extended = workdir_lib.extensions(workdir)
   if extended:
     out["extended"] = extended
+  refinement = refinement_of(config)
+  if refinement.steps:
+    out["refinement"] = refinement._asdict()
   names = list(_get(config, "models"))
   with MetricWriter(workdir) as writer:
     for i, name in enumerate(names):
