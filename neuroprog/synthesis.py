@@ -104,7 +104,7 @@ def synthesize(workdir: str, intent, *, model: str = "meta_gnn",
   run = load_run(os.fspath(workdir), model)
   seed = select_seed(os.fspath(workdir), model) if seed is None else seed
   params = seeds_lib.take(run.params_S, seeds_lib.index_of(run.seeds, seed))
-  refinement = loop.refinement_of(run.config) if refine else None
+  refinement = loop.refinement_of(run.config, model) if refine else None
   return synthesize_from_params(params, intent, model=run.model, task=run.task,
                                 refinement=refinement)
 

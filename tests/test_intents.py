@@ -335,18 +335,21 @@ def test_refinement_is_chosen_on_validation_of_the_trained_run_and_used_by_synth
   loss = lambda th: float(
       refine.support_loss_per_set(run.task, run.task.spec, th[None], support)[0])
   assert loss(fitted) < 0.5 * loss(plain)
-  monkeypatch.setattr(loop, "refinement_of", lambda c: refinement)
+  monkeypatch.setattr(loop, "refinement_of", lambda c, name=None: refinement)
   np.testing.assert_allclose(neuroprog_synthesize(workdir, pairs), fitted, atol=1e-5)
   np.testing.assert_array_equal(neuroprog_synthesize(workdir, pairs, refine=False), plain)
   # The main job re-scores a finished run with a refinement, training nothing,
   # and says so in results.md; refine_* are evaluation keys of the workdir.
   monkeypatch.undo()
-  rescored = loop.train_and_evaluate(loop.default_config(**TINY, refine_steps=20), workdir)
-  assert rescored["refinement"] == {"steps": 20, "learning_rate": 0.01, "target": "theta"}
+  rescored = loop.train_and_evaluate(loop.default_config(
+      **TINY, refine_steps=5, refine_by_model={"meta_mlp": {"steps": 20}}), workdir)
+  assert rescored["refinement"] == {"meta_mlp": {"steps": 20, "learning_rate": 0.01,
+                                                 "target": "theta"}}
   assert rescored["models"]["meta_mlp"]["train_time_s"] == out["models"]["meta_mlp"][
       "train_time_s"]
   with open(f"{workdir}/results.md") as f:
-    assert "fitted to its own support pairs before it was scored: 20 Adam steps" in f.read()
+    assert "before they were scored (`train.refine`; the in-context model is never " \
+        "refined): meta_mlp: 20 Adam steps on its theta at rate 0.01." in f.read()
   plain_again = loop.train_and_evaluate(loop.default_config(**TINY), workdir)
   assert "refinement" not in plain_again
   assert plain_again["models"]["meta_mlp"]["id"] == out["models"]["meta_mlp"]["id"]
@@ -403,7 +406,8 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   from neuroprog.train import refine  # pylint: disable=g-import-not-at-top
   fitted = eval_arc1d.run(workdir, data, intent="examples", out_dir=str(tmp_path / "r"),
                           refine_steps=30, refine_learning_rate=0.01)
-  assert fitted["refinement"] == {"steps": 30, "learning_rate": 0.01, "target": "theta"}
+  assert fitted["refinement"] == {"meta_mlp": {"steps": 30, "learning_rate": 0.01,
+                                               "target": "theta"}}
   refinement = refine.Refinement(30, 0.01, "theta")
   correct = 0
   for t in moves:
@@ -419,7 +423,7 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   train_right = lambda o: o["models"]["meta_mlp"]["families"]["1d_move_1p"]["train"]["correct"]
   assert train_right(fitted) > train_right(out)
   with open(tmp_path / "r" / "arc1d_eval.md") as f:
-    assert "fitted to those pairs by 30 Adam steps on its theta (rate 0.01)" in f.read()
+    assert "fitted to those pairs (meta_mlp: 30 Adam steps on its theta, rate 0.01)" in f.read()
   with pytest.raises(ValueError, match=r"--refine_target='w'; allowed"):
     eval_arc1d.run(workdir, data, intent="examples", refine_steps=3, refine_target="w")
 

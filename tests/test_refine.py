@@ -86,3 +86,27 @@ def test_only_hypernetworks_behind_an_encoder_are_refined(tiny):
   label = loop.default_config(task="arc1d", models=("meta_mlp",),
                               model_configs={"meta_mlp": {"hidden": 4}})
   assert not refine.can_refine(loop.create_model(label, loop.build_task(label), "meta_mlp"))
+
+
+def test_each_model_may_have_its_own_refinement():
+  config = loop.default_config(**{**TINY, "models": ("meta_mlp", "meta_gnn")},
+                               refine_steps=50, refine_learning_rate=0.001,
+                               refine_by_model={"meta_gnn": {"target": "intent",
+                                                             "steps": 20}})
+  loop.validate_config(config)
+  assert loop.refinement_of(config, "meta_mlp") == refine.Refinement(50, 0.001, "theta")
+  assert loop.refinement_of(config, "meta_gnn") == refine.Refinement(20, 0.001, "intent")
+  assert loop.refinement_of(config) == refine.Refinement(50, 0.001, "theta")
+  config.refine_by_model = {"meta_gmlp": {"steps": 1}}
+  with pytest.raises(ValueError, match=r"refine_by_model names models \['meta_gmlp'\] that "
+                     r"are not in config.models"):
+    loop.validate_config(config)
+  config.refine_by_model = {"meta_gnn": {"rate": 1}}
+  with pytest.raises(ValueError, match=r"refine_by_model.meta_gnn: keys \['rate'\] unknown"):
+    loop.validate_config(config)
+  config.refine_by_model = {"meta_gnn": {"steps": -2}}
+  with pytest.raises(ValueError, match=r"config.refine_by_model.meta_gnn.steps=-2"):
+    loop.validate_config(config)
+  label = loop.default_config(task="arc1d", refine_by_model={"meta_gnn": {"steps": 3}})
+  with pytest.raises(ValueError, match=r"config.refine_steps=3 fits programs"):
+    loop.validate_config(label)

@@ -48,7 +48,7 @@ from neuroprog.run import seeds as seeds_lib
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.programs import executor as execute_lib
 from neuroprog.tasks.arc1d import families, io
-from neuroprog.train import refine as refine_lib, step as step_lib
+from neuroprog.train import loop, refine as refine_lib, step as step_lib
 
 # Pairs per jitted call: every family is padded to a multiple of it, so each
 # model compiles its forward pass once.
@@ -194,16 +194,19 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
   unknown = [m for m in models if m not in config.models]
   if unknown:
     raise ValueError(f"--model={unknown}: {workdir} trained {list(config.models)}.")
-  values = {"steps": refine_steps, "learning_rate": refine_learning_rate,
-            "target": refine_target}
-  values = {k: config.get(f"refine_{k}", refine_lib.Refinement._field_defaults[k])
-            if v is None else v for k, v in values.items()}
-  refinement = refine_lib.check(**values, prefix="--refine_")
-  if refinement.steps and kind != "examples":
-    raise ValueError(f"--refine_steps={refinement.steps} fits programs to their support "
-                     f"pairs; {workdir} was trained on label intents. Allowed: 0.")
+  given = {k: v for k, v in {"steps": refine_steps, "learning_rate": refine_learning_rate,
+                             "target": refine_target}.items() if v is not None}
+  refinements = {}
+  for name in models:
+    # Each model's own refinement from the workdir config (refine_by_model),
+    # the arguments given replacing its fields for every model.
+    refinements[name] = refine_lib.check(
+        **{**loop.refinement_of(config, name)._asdict(), **given}, prefix="--refine_")
+    if refinements[name].steps and kind != "examples":
+      raise ValueError(f"--refine_steps={refinements[name].steps} fits programs to their "
+                       f"support pairs; {workdir} was trained on label intents. Allowed: 0.")
   if kind == "examples":
-    return _run_examples(workdir, data, config, models, seed, out_dir, refinement)
+    return _run_examples(workdir, data, config, models, seed, out_dir, refinements)
   mapped, unmapped = [], []
   for folder in family_folders(data):
     try:
@@ -241,7 +244,7 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
 
 
 def _run_examples(workdir, data, config, models, seed, out_dir,
-                  refinement: refine_lib.Refinement) -> dict[str, Any]:
+                  refinements: dict[str, refine_lib.Refinement]) -> dict[str, Any]:
   folders = []
   for folder in family_folders(data):
     try:
@@ -250,13 +253,14 @@ def _run_examples(workdir, data, config, models, seed, out_dir,
       intent = None
     folders.append((folder.name, intent, io.load(folder)))   # errors name the file
   results = {"workdir": workdir, "data": str(data), "intent": "examples",
-             "shots": int(config.shots), "refinement": refinement._asdict(),
+             "shots": int(config.shots),
+             "refinement": {n: r._asdict() for n, r in refinements.items()},
              "unmapped": [], "models": {}}
   for name in models:
     r = synthesis.load_run(workdir, name)
     s = synthesis.select_seed(workdir, name) if seed is None else seed
     params = seeds_lib.take(r.params_S, seeds_lib.index_of(r.seeds, s))
-    forward = _example_forward(r.model, r.task, refinement)
+    forward = _example_forward(r.model, r.task, refinements[name])
     trained = {f for f, _ in r.task.train_intents}
     per_family = {}
     for folder, intent, arc_tasks in folders:
@@ -301,12 +305,14 @@ def _overall(per_family) -> dict[str, Any]:
   return out
 
 
-def _refined(refinement) -> str:
-  if not refinement or not refinement["steps"]:
+def _refined(refinements) -> str:
+  refined = {n: r for n, r in (refinements or {}).items() if r["steps"]}
+  if not refined:
     return ""
-  return (f", and each hypernetwork's program is then fitted to those pairs by "
-          f"{refinement['steps']} Adam steps on its {refinement['target']} (rate "
-          f"{refinement['learning_rate']:g}), so its train-pair figure is a fit")
+  return (", and the program is then fitted to those pairs (" + "; ".join(
+      f"{n}: {r['steps']} Adam steps on its {r['target']}, rate {r['learning_rate']:g}"
+      for n, r in refined.items()) + "), so the train-pair figure of a refined model is "
+      "partly a fit")
 
 
 def markdown(results) -> str:

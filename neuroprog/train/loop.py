@@ -100,6 +100,10 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "refine_steps": 0,
     "refine_learning_rate": 0.01,
     "refine_target": "theta",
+    # {model: {"steps", "learning_rate", "target"}}: a model's own values of
+    # the three keys above (those it does not name: the keys'), as `select`
+    # chooses them per model.
+    "refine_by_model": {},
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -152,10 +156,11 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
               for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
                         "intent_label_input", "intent_label_feed", "intent_label_units",
                         "intent_label_parameter", "grad_clip_scope",
-                        "refine_steps", "refine_learning_rate", "refine_target")}
+                        "refine_steps", "refine_learning_rate", "refine_target",
+                        "refine_by_model")}
 # Keys only the evaluation reads: a finished workdir may be re-evaluated with
 # other values (`run.workdir.prepare`'s eval_keys).
-REFINE_KEYS = ("refine_steps", "refine_learning_rate", "refine_target")
+REFINE_KEYS = ("refine_steps", "refine_learning_rate", "refine_target", "refine_by_model")
 
 INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
@@ -219,11 +224,17 @@ def validate_config(config) -> None:
     raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
                      "example intents; with config.intent='label' the label is the input. "
                      "Allowed: 0, or config.intent='examples'.")
-  refinement = refinement_of(config)
-  if refinement.steps and kind != "examples":
-    raise ValueError(f"config.refine_steps={refinement.steps} fits programs to their support "
-                     "pairs; with config.intent='label' there are none. Allowed: 0, or "
-                     "config.intent='examples'.")
+  by_model = _get(config, "refine_by_model") or {}
+  unknown = sorted(set(by_model) - set(_get(config, "models")))
+  if unknown:
+    raise ValueError(f"config.refine_by_model names models {unknown} that are not in "
+                     f"config.models {list(_get(config, 'models'))}.")
+  for name in [None, *by_model]:
+    refinement = refinement_of(config, name)
+    if refinement.steps and kind != "examples":
+      raise ValueError(f"config.refine_steps={refinement.steps} fits programs to their "
+                       "support pairs; with config.intent='label' there are none. Allowed: "
+                       "0, or config.intent='examples'.")
   scope = _get(config, "grad_clip_scope")
   if scope not in GRAD_CLIP_SCOPES:
     raise ValueError(f"config.grad_clip_scope={scope!r}; allowed: {list(GRAD_CLIP_SCOPES)}.")
@@ -247,10 +258,19 @@ def _get(config, key):
   return SCHEMA.get(config, key)
 
 
-def refinement_of(config) -> refine_lib.Refinement:
-  """The config's support refinement (`train.refine`), checked."""
-  return refine_lib.check(_get(config, "refine_steps"), _get(config, "refine_learning_rate"),
-                          _get(config, "refine_target"), "config.refine_")
+def refinement_of(config, name: Optional[str] = None) -> refine_lib.Refinement:
+  """The support refinement (`train.refine`) of model `name` (None: the
+  config-wide keys), checked."""
+  values = {f: _get(config, f"refine_{f}") for f in refine_lib.Refinement._fields}
+  by_model = _get(config, "refine_by_model") or {}
+  own = dict((by_model.get(name) if name is not None else None) or {})
+  bad = sorted(set(own) - set(values))
+  if bad:
+    raise ValueError(f"config.refine_by_model.{name}: keys {bad} unknown; allowed: "
+                     f"{list(values)}.")
+  values.update(own)
+  prefix = "config.refine_" if not own else f"config.refine_by_model.{name}."
+  return refine_lib.check(**values, prefix=prefix)
 
 
 def target_spec(config):
@@ -459,7 +479,7 @@ class Trainer:
     # function is built once per Trainer (in __init__): a run that evaluates
     # every few hundred steps (bench_tta, select) compiles once per intent
     # count instead of once per call, and the examples are not baked into HLO.
-    refinement = refinement_of(self.config)
+    refinement = refinement_of(self.config, self.name)
 
     def one_seed(params):
       if refinement.steps and refine_lib.can_refine(self.model):
@@ -561,9 +581,9 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   extended = workdir_lib.extensions(workdir)
   if extended:
     out["extended"] = extended
-  refinement = refinement_of(config)
-  if refinement.steps:
-    out["refinement"] = refinement._asdict()
+  refined = {n: refinement_of(config, n)._asdict() for n in _get(config, "models")}
+  if any(r["steps"] for r in refined.values()):
+    out["refinement"] = refined
   names = list(_get(config, "models"))
   with MetricWriter(workdir) as writer:
     for i, name in enumerate(names):

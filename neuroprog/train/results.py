@@ -142,12 +142,12 @@ def write_all(workdir: str, task, results: dict[str, Any]) -> str:
             "best seed chosen with test knowledge (an upper bound); "
             "'OOD of val-selected seed' picks the seed by validation intents.\n\n")
     f.write(table + "\n")
-    r = results.get("refinement")
-    if r and r["steps"]:
-      f.write(f"\nEvery hypernetwork's program was fitted to its own support pairs before "
-              f"it was scored: {r['steps']} Adam steps on its {r['target']} at rate "
-              f"{r['learning_rate']:g} (`train.refine`; the in-context model is not "
-              "refined).\n")
+    refined = {n: r for n, r in (results.get("refinement") or {}).items() if r["steps"]}
+    if refined:
+      f.write("\nPrograms fitted to their own support pairs before they were scored "
+              "(`train.refine`; the in-context model is never refined): " + "; ".join(
+                  f"{n}: {r['steps']} Adam steps on its {r['target']} at rate "
+                  f"{r['learning_rate']:g}" for n, r in refined.items()) + ".\n")
     if results.get("pending"):
       f.write(f"\nStill training (not in this table yet): {', '.join(results['pending'])}.\n")
   plot_by_intent(results, os.path.join(workdir, "ood_by_intent.png"))
