@@ -122,6 +122,22 @@ INTENT_LABEL_INPUT = True
 #       --grid="grad_clip_scope=joint,per_part"     # and --models=meta_gnn
 INTENT_LABEL_FEED = "teacher"
 INTENT_LABEL_PARAMETER = "pair_stats"
+# Support refinement at evaluation (`neuroprog.train.refine`): each program is
+# fitted to its own 3 support pairs by 50 Adam steps on what its hypernetwork
+# reads (the snapped readout), θ staying the hypernetwork's output. Chosen on
+# the validation intents of the trained 3-seed run, all three hypernetworks
+# alike (2026-12-04, thirty-eighth session; val mean over seeds, none / the
+# chosen one: Meta-MLP 0.092 / 0.287, Meta-gMLP 0.262 / 0.325, Meta-GNN 0.490 /
+# 0.582; refining θ itself at 3e-4 read 0.224 / 0.293 / 0.504, larger rates
+# less; the step count 50 from a 1-seed-set pilot of Meta-MLP over 10-200
+# steps on the same validation intents, BUILD_NOTES.md "Support refinement"):
+#   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
+#       --config.models="('meta_mlp','meta_gmlp','meta_gnn')" \
+#       --trained=workdirs/arc1d_examples --models=meta_mlp,meta_gmlp \
+#       --grid="refine_steps=0 | refine_target=theta,intent;\
+#   refine_learning_rate=0.0003,0.001,0.003;refine_steps=50"      # and --models=meta_gnn
+# The in-context model has no θ and is not refined.
+REFINE = {"steps": 50, "learning_rate": 0.001, "target": "intent"}
 
 
 def get_config():
@@ -134,6 +150,9 @@ def get_config():
   config.intent_label_input = INTENT_LABEL_INPUT
   config.intent_label_feed = INTENT_LABEL_FEED
   config.intent_label_parameter = INTENT_LABEL_PARAMETER
+  config.refine_steps = REFINE["steps"]
+  config.refine_learning_rate = REFINE["learning_rate"]
+  config.refine_target = REFINE["target"]
   for name, options in MODEL_CONFIGS.items():
     config.model_configs[name].update(options)
   return config
