@@ -32,6 +32,8 @@ _REFINE_LR = flags.DEFINE_float("refine_learning_rate", None,
                                 "Their rate (default: the workdir config's).")
 _REFINE_TARGET = flags.DEFINE_string("refine_target", None,
                                      "theta or intent (default: the workdir config's).")
+_REFINE_GATE = flags.DEFINE_string(
+    "refine_gate", None, "always or support_wrong (default: the workdir config's).")
 flags.mark_flags_as_required(["workdir", "data"])
 
 
@@ -44,7 +46,8 @@ def main(argv):
                          out_dir=_OUT.value, intent=_INTENT.value,
                          refine_steps=_REFINE_STEPS.value,
                          refine_learning_rate=_REFINE_LR.value,
-                         refine_target=_REFINE_TARGET.value)
+                         refine_target=_REFINE_TARGET.value,
+                         refine_gate=_REFINE_GATE.value)
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

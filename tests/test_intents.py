@@ -344,7 +344,7 @@ def test_refinement_is_chosen_on_validation_of_the_trained_run_and_used_by_synth
   rescored = loop.train_and_evaluate(loop.default_config(
       **TINY, refine_steps=5, refine_by_model={"meta_mlp": {"steps": 20}}), workdir)
   assert rescored["refinement"] == {"meta_mlp": {"steps": 20, "learning_rate": 0.01,
-                                                 "target": "theta"}}
+                                                 "target": "theta", "gate": "always"}}
   assert rescored["models"]["meta_mlp"]["train_time_s"] == out["models"]["meta_mlp"][
       "train_time_s"]
   with open(f"{workdir}/results.md") as f:
@@ -407,7 +407,7 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   fitted = eval_arc1d.run(workdir, data, intent="examples", out_dir=str(tmp_path / "r"),
                           refine_steps=30, refine_learning_rate=0.01)
   assert fitted["refinement"] == {"meta_mlp": {"steps": 30, "learning_rate": 0.01,
-                                               "target": "theta"}}
+                                               "target": "theta", "gate": "always"}}
   refinement = refine.Refinement(30, 0.01, "theta")
   correct = 0
   for t in moves:

@@ -63,6 +63,30 @@ def test_intent_refinement_moves_what_the_hypernetwork_reads(tiny):
   assert float(jnp.abs(theta - model.apply(params, support)).max()) > 1e-3
 
 
+def test_the_gate_keeps_programs_that_already_solve_their_pairs(tiny):
+  task, model, params, support, _, _ = tiny
+  theta0 = model.apply(params, support)
+  # Untrained programs solve no support pair.
+  assert not np.any(refine.support_solved(task, model.spec, theta0, support))
+
+  class FirstTwoSolved:
+    """The task, but sets 0 and 1 count as solved (their loss is unchanged)."""
+    loss = staticmethod(task.loss)
+
+    @staticmethod
+    def exact_match(out, y, params):
+      del params
+      return jnp.broadcast_to((jnp.arange(out.shape[0]) < 2)[:, None], y.shape[:2]) * 1.0
+  run = lambda t, gate: jax.jit(lambda p, s: refine.refined_theta(
+      model, t, p, s, refine.Refinement(10, 0.01, "theta", gate)))(params, support)
+  always, gated = run(task, "always"), run(FirstTwoSolved, "support_wrong")
+  assert float(jnp.abs(always[:2] - theta0[:2]).max()) > 1e-3
+  np.testing.assert_array_equal(gated[:2], theta0[:2])
+  np.testing.assert_allclose(gated[2:], always[2:], atol=1e-6)
+  # With the real task nothing is solved, so the gate refines every set.
+  np.testing.assert_allclose(run(task, "support_wrong"), always, atol=1e-6)
+
+
 def test_bad_refinement_settings_are_named():
   with pytest.raises(ValueError, match=r"refine_steps=-1; allowed: an int >= 0"):
     refine.check(-1, 0.01, "theta")
@@ -70,6 +94,8 @@ def test_bad_refinement_settings_are_named():
     refine.check(5, 0, "theta")
   with pytest.raises(ValueError, match=r"refine_target='weights'; allowed: \['theta', 'intent'\]"):
     refine.check(5, 0.01, "weights")
+  with pytest.raises(ValueError, match=r"refine_gate='never'; allowed: \['always', "):
+    refine.check(5, 0.01, "theta", "never")
   with pytest.raises(ValueError, match=r"config.refine_steps=5 fits programs to their support"):
     loop.validate_config(loop.default_config(task="arc1d", refine_steps=5))
   with pytest.raises(ValueError, match=r"config.refine_target='both'"):
@@ -95,7 +121,8 @@ def test_each_model_may_have_its_own_refinement():
                                                              "steps": 20}})
   loop.validate_config(config)
   assert loop.refinement_of(config, "meta_mlp") == refine.Refinement(50, 0.001, "theta")
-  assert loop.refinement_of(config, "meta_gnn") == refine.Refinement(20, 0.001, "intent")
+  assert loop.refinement_of(config, "meta_gnn") == refine.Refinement(20, 0.001, "intent",
+                                                                     "always")
   assert loop.refinement_of(config) == refine.Refinement(50, 0.001, "theta")
   config.refine_by_model = {"meta_gmlp": {"steps": 1}}
   with pytest.raises(ValueError, match=r"refine_by_model names models \['meta_gmlp'\] that "

@@ -174,7 +174,8 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
         seed: Optional[int] = None, out_dir: Optional[str] = None,
         intent: Optional[str] = None, refine_steps: Optional[int] = None,
         refine_learning_rate: Optional[float] = None,
-        refine_target: Optional[str] = None) -> dict[str, Any]:
+        refine_target: Optional[str] = None,
+        refine_gate: Optional[str] = None) -> dict[str, Any]:
   """Scores every model of an arc1d workdir on the official tasks (module doc).
 
   intent: "label" or "examples", the kind of intent the workdir was trained
@@ -195,7 +196,8 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
   if unknown:
     raise ValueError(f"--model={unknown}: {workdir} trained {list(config.models)}.")
   given = {k: v for k, v in {"steps": refine_steps, "learning_rate": refine_learning_rate,
-                             "target": refine_target}.items() if v is not None}
+                             "target": refine_target,
+                             "gate": refine_gate}.items() if v is not None}
   refinements = {}
   for name in models:
     # Each model's own refinement from the workdir config (refine_by_model),
@@ -311,6 +313,7 @@ def _refined(refinements) -> str:
     return ""
   return (", and the program is then fitted to those pairs (" + "; ".join(
       f"{n}: {r['steps']} Adam steps on its {r['target']}, rate {r['learning_rate']:g}"
+      + (", only where a support pair is wrong" if r.get("gate") == "support_wrong" else "")
       for n, r in refined.items()) + "), so the train-pair figure of a refined model is "
       "partly a fit")
 

@@ -100,7 +100,10 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "refine_steps": 0,
     "refine_learning_rate": 0.01,
     "refine_target": "theta",
-    # {model: {"steps", "learning_rate", "target"}}: a model's own values of
+    # "always", or "support_wrong": only programs that get a support pair
+    # wrong are refined (`train.refine.GATES`).
+    "refine_gate": "always",
+    # {model: {"steps", "learning_rate", "target", "gate"}}: a model's own values of
     # the three keys above (those it does not name: the keys'), as `select`
     # chooses them per model.
     "refine_by_model": {},
@@ -157,10 +160,11 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "intent_label_input", "intent_label_feed", "intent_label_units",
                         "intent_label_parameter", "grad_clip_scope",
                         "refine_steps", "refine_learning_rate", "refine_target",
-                        "refine_by_model")}
+                        "refine_gate", "refine_by_model")}
 # Keys only the evaluation reads: a finished workdir may be re-evaluated with
 # other values (`run.workdir.prepare`'s eval_keys).
-REFINE_KEYS = ("refine_steps", "refine_learning_rate", "refine_target", "refine_by_model")
+REFINE_KEYS = ("refine_steps", "refine_learning_rate", "refine_target", "refine_gate",
+               "refine_by_model")
 
 INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")

@@ -29,17 +29,23 @@ import optax
 from neuroprog.programs import executor as execute_lib
 
 TARGETS = ("theta", "intent")
+# "always": every program is refined. "support_wrong": a program that already
+# maps every support input to its output exactly keeps its θ; only the others
+# are refined (refining a program that fits its pairs can only move it off a
+# solution the pairs cannot tell apart from another).
+GATES = ("always", "support_wrong")
 
 
 class Refinement(NamedTuple):
   """steps: Adam steps per support set (0: none); learning_rate: Adam's rate;
-  target: what moves (`TARGETS`)."""
+  target: what moves (`TARGETS`); gate: which programs are refined (`GATES`)."""
   steps: int = 0
   learning_rate: float = 0.01
   target: str = "theta"
+  gate: str = "always"
 
 
-def check(steps, learning_rate, target, prefix: str = "refine_") -> Refinement:
+def check(steps, learning_rate, target, gate="always", prefix: str = "refine_") -> Refinement:
   """A validated `Refinement`; ValueError naming the bad value (as prefix + the
   field, e.g. "config.refine_steps") and what is allowed."""
   if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
@@ -49,7 +55,9 @@ def check(steps, learning_rate, target, prefix: str = "refine_") -> Refinement:
     raise ValueError(f"{prefix}learning_rate={learning_rate!r}; allowed: a number > 0.")
   if target not in TARGETS:
     raise ValueError(f"{prefix}target={target!r}; allowed: {list(TARGETS)}.")
-  return Refinement(int(steps), float(learning_rate), str(target))
+  if gate not in GATES:
+    raise ValueError(f"{prefix}gate={gate!r}; allowed: {list(GATES)}.")
+  return Refinement(int(steps), float(learning_rate), str(target), str(gate))
 
 
 def support_loss_per_set(task, spec, theta_BxT, support) -> jax.Array:
@@ -62,6 +70,13 @@ def support_loss_per_set(task, spec, theta_BxT, support) -> jax.Array:
   per_pair_BxK = task.loss(out, support.y, None)
   mask = support.mask.astype(jnp.float32)
   return (per_pair_BxK * mask).sum(-1) / jnp.maximum(mask.sum(-1), 1.0)
+
+
+def support_solved(task, spec, theta_BxT, support) -> jax.Array:
+  """bool[B]: each program maps every present support input to its output exactly."""
+  out = jax.vmap(execute_lib.execute, (None, 0, 0))(spec, theta_BxT, support.x)
+  ok_BxK = task.exact_match(out, support.y, None) > 0
+  return jnp.all(ok_BxK | ~support.mask, -1)
 
 
 def refined_theta(model, task, params, support, refinement: Refinement) -> jax.Array:
@@ -90,7 +105,12 @@ def refined_theta(model, task, params, support, refinement: Refinement) -> jax.A
 
   start = jax.lax.stop_gradient(start)
   (v, _), _ = jax.lax.scan(step, (start, opt.init(start)), None, length=refinement.steps)
-  return to_theta(v)
+  theta_BxT = to_theta(v)
+  if refinement.gate == "always":
+    return theta_BxT
+  theta0_BxT = synthesize(u_BxF)
+  keep_B = support_solved(task, model.spec, theta0_BxT, support)
+  return jnp.where(keep_B[:, None], theta0_BxT, theta_BxT)
 
 
 def can_refine(model) -> bool:
