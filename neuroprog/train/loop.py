@@ -103,9 +103,9 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # "always", or "support_wrong": only programs that get a support pair
     # wrong are refined (`train.refine.GATES`).
     "refine_gate": "always",
-    # {model: {"steps", "learning_rate", "target", "gate"}}: a model's own values of
-    # the three keys above (those it does not name: the keys'), as `select`
-    # chooses them per model.
+    # {model: {"steps", "learning_rate", "target", "gate"}}: a model's own values
+    # of the four keys above (those it does not name: the keys' values), as
+    # `select` chooses them per model.
     "refine_by_model": {},
     "seeds": 4,
     "seed": 0,
