@@ -11,7 +11,7 @@ selection.json (the table chosen from, and the choice per model). The
 pipeline is `experiments.pipelines.select.run`.
 
 Settings that act only at evaluation (the support refinement of example
-intents, `--grid="refine_steps=0,10;refine_learning_rate=0.003,0.01"`) are
+intents, `--grid="refine_steps=0 | refine_steps=50;refine_learning_rate=0.001,0.003"`) are
 chosen on a finished run instead of retraining it:
 
   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
