@@ -22,7 +22,6 @@ import json
 import os
 from typing import Any, NamedTuple, Optional
 
-import jax
 import jax.numpy as jnp
 
 from neuroprog import intents as intents_lib
@@ -138,8 +137,7 @@ def synthesize_from_params(params, intent, *, model, task, refinement=None):
   if refinement is not None and refinement.steps and isinstance(
       model, intents_lib.ExampleIntentModel):
     from neuroprog.train import refine  # pylint: disable=g-import-not-at-top
-    theta = jax.jit(lambda p, s: refine.refined_theta(model, task, p, s, refinement))
-    return task.spec, theta(params, u)[0]
+    return task.spec, refine.jitted(model, task, refinement)(params, u)[0]
   return task.spec, model.apply(params, u)[0]
 
 

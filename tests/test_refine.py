@@ -58,8 +58,7 @@ def test_intent_refinement_moves_what_the_hypernetwork_reads(tiny):
   _, loss0 = _refined(tiny, refine.Refinement(0))
   theta, loss = _refined(tiny, refine.Refinement(30, 0.1, "intent"))
   assert np.all(loss < loss0 - 0.1), (loss0, loss)
-  # θ is still the hypernetwork's output for some input: the first-layer
-  # slots that do not depend on the intent stay put.
+  # The programs moved (through the hypernetwork: its parameters are constants).
   assert float(jnp.abs(theta - model.apply(params, support)).max()) > 1e-3
 
 

@@ -122,7 +122,7 @@ def _example_forward(model, task, refinement: refine_lib.Refinement):
   (refined on the task's own support pairs when refinement.steps > 0); the
   in-context model reads the support pairs with every query."""
   if refinement.steps and refine_lib.can_refine(model):
-    theta = jax.jit(lambda p, s: refine_lib.refined_theta(model, task, p, s, refinement))
+    theta = refine_lib.jitted(model, task, refinement)
     run = jax.jit(lambda th, x: task.predict(
         jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, th, x), None)[0])
     return lambda params, support: functools.partial(run, theta(params, support))

@@ -147,15 +147,11 @@ def _check_trained(config, axes, trained: str) -> None:
   if bad:
     raise ValueError(f"grid paths {bad} change training; with a trained workdir the grid "
                      f"may name only evaluation keys {list(loop.REFINE_KEYS)}.")
-  old = json.loads(workdir_lib.config_json(workdir_lib.read_config(trained)))
-  new = json.loads(workdir_lib.config_json(config))
-  for key, default in loop.ADDED_KEYS.items():
-    old.setdefault(key, json.loads(workdir_lib.config_json({key: default}))[key])
-  changed = [k for k in workdir_lib.changed_keys(old, new) if k not in loop.REFINE_KEYS]
-  if changed:
-    diff = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed)
-    raise ValueError(f"{trained} holds a run of another config ({diff}); pass the config "
-                     "it was trained with.")
+  changes = workdir_lib.differences(trained, config, added_keys=loop.ADDED_KEYS,
+                                    eval_keys=loop.REFINE_KEYS)
+  if changes:
+    raise ValueError(f"{trained} holds a run of another config "
+                     f"({workdir_lib.describe(changes)}); pass the config it was trained with.")
 
 
 def run(config, grid: str, workdir: str, models: Sequence[str] = (),

@@ -45,6 +45,24 @@ def changed_keys(old: dict, new: dict) -> list[str]:
   return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
 
 
+def differences(workdir: str, config, *, added_keys=None,
+                eval_keys: Sequence[str] = ()) -> dict[str, list]:
+  """{key: [stored value, value in config]} of the keys in which `config`
+  differs from the run stored in `workdir` (`prepare`'s comparison: a stored
+  config without an added key holds its default; eval_keys are not compared).
+  ValueError if the workdir holds no config."""
+  old = json.loads(config_json(read_config(workdir)))
+  new = json.loads(config_json(config))
+  for key, default in (added_keys or {}).items():
+    old.setdefault(key, json.loads(config_json({key: default}))[key])
+  return {k: [old.get(k), new.get(k)] for k in changed_keys(old, new) if k not in eval_keys}
+
+
+def describe(changes: dict[str, list]) -> str:
+  """`differences` as "key: old -> new; ..." for error messages."""
+  return "; ".join(f"{k}: {o!r} -> {n!r}" for k, (o, n) in changes.items())
+
+
 def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
             extend: bool = False, added_keys=None,
             eval_keys: Sequence[str] = ()) -> dict[str, Any]:
@@ -75,14 +93,12 @@ def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
   text = config_json(config)
   grown = {}
   if os.path.exists(path):
-    with open(path) as f:
-      old = json.load(f)
-    new = json.loads(text)
-    for key, default in (added_keys or {}).items():
-      old.setdefault(key, json.loads(config_json({key: default}))[key])
-    changed = [k for k in changed_keys(old, new) if k not in eval_keys]
-    if changed:
-      diff = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed)
+    changes = differences(workdir, config, added_keys=added_keys, eval_keys=eval_keys)
+    if changes:
+      changed = list(changes)
+      old = {k: v[0] for k, v in changes.items()}
+      new = {k: v[1] for k, v in changes.items()}
+      diff = describe(changes)
       steps_only = all(k in step_keys for k in changed)
       longer = steps_only and all(
           isinstance(new.get(k), int) and isinstance(old.get(k), int)

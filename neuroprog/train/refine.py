@@ -20,6 +20,7 @@ are constants here. Padding pairs (mask False) carry no loss.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -87,10 +88,11 @@ def refined_theta(model, task, params, support, refinement: Refinement) -> jax.A
   learner = model.learner
   u_BxF = model.intent_input(params, support)
   synthesize = lambda u: learner._apply(params["learner"], u)  # pylint: disable=protected-access
+  theta0_BxT = synthesize(u_BxF)
   if refinement.steps == 0:
-    return synthesize(u_BxF)
+    return theta0_BxT
   if refinement.target == "theta":
-    start, to_theta = synthesize(u_BxF), lambda v: v
+    start, to_theta = theta0_BxT, lambda v: v
   else:
     start, to_theta = u_BxF, synthesize
   opt = optax.adam(refinement.learning_rate)
@@ -108,9 +110,17 @@ def refined_theta(model, task, params, support, refinement: Refinement) -> jax.A
   theta_BxT = to_theta(v)
   if refinement.gate == "always":
     return theta_BxT
-  theta0_BxT = synthesize(u_BxF)
   keep_B = support_solved(task, model.spec, theta0_BxT, support)
   return jnp.where(keep_B[:, None], theta0_BxT, theta_BxT)
+
+
+@functools.lru_cache(maxsize=32)
+def jitted(model, task, refinement: Refinement):
+  """`refined_theta` jitted for one (model, task, refinement): (params,
+  support) -> θ float32[B, T]. Cached, so repeated calls (a notebook calling
+  `neuroprog.synthesize` with new pairs, a task loop) compile once per shape."""
+  return jax.jit(lambda params, support: refined_theta(model, task, params, support,
+                                                       refinement))
 
 
 def can_refine(model) -> bool:
