@@ -33,7 +33,7 @@ _REFINE_LR = flags.DEFINE_float("refine_learning_rate", None,
 _REFINE_TARGET = flags.DEFINE_string("refine_target", None,
                                      "theta or intent (default: the workdir config's).")
 _REFINE_GATE = flags.DEFINE_string(
-    "refine_gate", None, "always or support_wrong (default: the workdir config's).")
+    "refine_gate", None, "always, support_wrong or held_out (default: the workdir config's).")
 flags.mark_flags_as_required(["workdir", "data"])
 
 

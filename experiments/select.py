@@ -17,6 +17,10 @@ chosen on a finished run instead of retraining it:
   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
       --trained=workdirs/arc1d_examples --grid="refine_steps=0,10,30" \
       --workdir=workdirs/select_refine
+
+`--score=id+val` chooses on the mean of the ID and validation accuracies
+instead of validation alone (a refinement can move programs that were right;
+the ID intents show that cost).
 """
 
 from absl import app
@@ -32,6 +36,9 @@ _MODELS = flags.DEFINE_list("models", [], "Models to choose for (default: the co
 _TRAINED = flags.DEFINE_string(
     "trained", None, "A finished workdir of --config: re-score its checkpoints for each "
     "candidate of a grid of evaluation keys (refine_*) instead of training.")
+_SCORE = flags.DEFINE_enum(
+    "score", "val", select.SCORES, "What is maximised: validation accuracy, or the mean of "
+    "the ID and validation accuracies (for settings that can lose what a model does well).")
 config_flags.DEFINE_config_file("config", None, "Training configuration file.",
                                 lock_config=True)
 flags.mark_flags_as_required(["config", "workdir", "grid"])
@@ -42,7 +49,7 @@ def main(argv):
     raise app.UsageError(f"Too many command-line arguments: {argv[1:]}")
   logs.setup_from_flags()
   result = select.run(flags.FLAGS.config, _GRID.value, _WORKDIR.value, _MODELS.value,
-                      trained=_TRAINED.value)
+                      trained=_TRAINED.value, score=_SCORE.value)
   print(select.markdown(result))
 
 

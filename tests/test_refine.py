@@ -86,6 +86,72 @@ def test_the_gate_keeps_programs_that_already_solve_their_pairs(tiny):
   np.testing.assert_allclose(run(task, "support_wrong"), always, atol=1e-6)
 
 
+def test_leave_one_out_folds_drop_one_pair_each():
+  x = jnp.arange(2 * 3 * 4).reshape(2, 3, 4)
+  mask = jnp.array([[True, True, True], [True, False, False]])
+  folds, held = refine.leave_one_out(_support(x, x + 1, mask))
+  # Row j * B + b is set b without pair j; the grids stay where they were.
+  np.testing.assert_array_equal(folds.mask, [[False, True, True], [False, False, False],
+                                             [True, False, True], [True, False, False],
+                                             [True, True, False], [True, False, False]])
+  np.testing.assert_array_equal(folds.x[3], x[1])
+  np.testing.assert_array_equal(folds.y[4], x[0] + 1)
+  # A set of one pair has no held-out evidence; absent pairs never count.
+  np.testing.assert_array_equal(held, [[True, True, True], [False, False, False]])
+
+
+def _support(x, y, mask):
+  from neuroprog.intents import SupportSet
+  return SupportSet(x=x, y=y, mask=mask)
+
+
+def test_the_held_out_gate_keeps_refinement_only_where_held_out_pairs_improve(tiny):
+  task, model, params, support, _, _ = tiny
+  theta0 = model.apply(params, support)
+
+  class ExactBelowLoss:
+    """The task, with a pair counted exact when its loss is below 0.1, so
+    that a fitted program counts as solving what it was fitted to."""
+    loss = staticmethod(task.loss)
+
+    @staticmethod
+    def exact_match(out, y, params):
+      return (task.loss(out, y, params) < 0.1).astype(jnp.float32)
+  # Sets 0 and 1 show one pair three times: fitting any two copies fits the
+  # held-out third, so each fold gains. Sets 2 and 3 keep their three
+  # different pairs: an untrained program fitted to two of them does not get
+  # the third (another task's grids), so nothing is gained.
+  rep = lambda a: jnp.concatenate([jnp.repeat(a[:2, :1], 3, axis=1), a[2:]])
+  same = support._replace(x=rep(support.x), y=rep(support.y))
+  run = lambda gate: jax.jit(lambda p, s: refine.refined_theta(
+      model, ExactBelowLoss, p, s, refine.Refinement(50, 0.01, "theta", gate)))(params, same)
+  always, held = run("always"), run("held_out")
+  folds, held_BxK = refine.leave_one_out(same)
+  assert np.asarray(held_BxK).all()
+  theta0_same = model.apply(params, same)
+  # (synthesis inside a larger batch: float rounding only)
+  np.testing.assert_allclose(held[2:], theta0_same[2:], atol=1e-5)
+  # The same refinement inside a batch of 16 rows instead of 4: float rounding,
+  # which Adam blows up in entries whose gradient is near zero (under 1% of
+  # them); the fits are the same.
+  close = np.isclose(held[:2], always[:2], atol=5e-3)
+  assert close.mean() > 0.99, close.mean()
+  loss = lambda th: np.asarray(refine.support_loss_per_set(task, model.spec, th, same))
+  np.testing.assert_allclose(loss(held)[:2], loss(always)[:2], atol=0.01)
+  assert loss(held)[:2].max() < 0.1 < loss(theta0_same)[:2].min()
+  # The gains themselves: 3 held-out pairs won for sets 0 and 1, none for 2, 3.
+  both = jax.tree_util.tree_map(lambda a, f: jnp.concatenate([a, f]), same, folds)
+  th0, th = refine._synthesize_and_refine(model, ExactBelowLoss, params, both,  # pylint: disable=protected-access
+                                          refine.Refinement(50, 0.01, "theta"))
+  gain = refine.held_out_gain(ExactBelowLoss, model.spec, th0[4:], th[4:], folds, held_BxK)
+  np.testing.assert_array_equal(gain, [3, 3, 0, 0])
+  # With the real task (exact grids) an untrained program gains nothing
+  # anywhere, so every set keeps its synthesized program.
+  real = jax.jit(lambda p, s: refine.refined_theta(
+      model, task, p, s, refine.Refinement(20, 0.01, "theta", "held_out")))(params, support)
+  np.testing.assert_allclose(real, theta0, atol=1e-5)
+
+
 def test_bad_refinement_settings_are_named():
   with pytest.raises(ValueError, match=r"refine_steps=-1; allowed: an int >= 0"):
     refine.check(-1, 0.01, "theta")
@@ -93,7 +159,8 @@ def test_bad_refinement_settings_are_named():
     refine.check(5, 0, "theta")
   with pytest.raises(ValueError, match=r"refine_target='weights'; allowed: \['theta', 'intent'\]"):
     refine.check(5, 0.01, "weights")
-  with pytest.raises(ValueError, match=r"refine_gate='never'; allowed: \['always', "):
+  with pytest.raises(ValueError, match=r"refine_gate='never'; allowed: \['always', "
+                     r"'support_wrong', 'held_out'\]"):
     refine.check(5, 0.01, "theta", "never")
   with pytest.raises(ValueError, match=r"config.refine_steps=5 fits programs to their support"):
     loop.validate_config(loop.default_config(task="arc1d", refine_steps=5))

@@ -137,3 +137,37 @@ def test_grids_joined_by_a_bar_are_a_union_of_candidates():
                    {"refine_steps": 50, "refine_learning_rate": 3e-3}]
   with pytest.raises(ValueError, match="names no setting"):
     select.parse_grids("refine_steps=0 | ")
+
+
+def test_the_id_and_val_score_reads_the_id_intents_and_can_choose_otherwise(tmp_path,
+                                                                          monkeypatch):
+  from experiments.configs import arc1d_examples_test  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  c = arc1d_examples_test.get_config()
+  trained = str(tmp_path / "trained")
+  workdir_lib.prepare(trained, c)
+  asked = []
+  # Refinement that lifts validation (0.3 -> 0.5) but costs the ID intents
+  # (0.9 -> 0.5): validation alone takes it, the mean of both does not.
+  table = {0: (0.9, 0.3), 50: (0.5, 0.5)}
+
+  def fake(cfg, task, name, workdir, splits):
+    asked.append(tuple(splits))
+    id_acc, val_acc = table[cfg.refine_steps]
+    return {"num_params": 1, "seeds": [0, 1], "steps": cfg.steps, "val": {"v": [val_acc] * 2},
+            "id_mean": [id_acc] * 2 if "id" in splits else [], "val_mean": [val_acc] * 2}
+  monkeypatch.setattr(loop, "evaluate_trained", fake)
+  model = c.models[0]
+  by_val = select.run(c, "refine_steps=0,50", str(tmp_path / "v"), [model], trained=trained)
+  assert asked == [("val",)] * 2 and by_val["chosen"][model]["overrides"] == {"refine_steps": 50}
+  assert by_val["rows"][0]["id_score"] is None
+  asked.clear()
+  both = select.run(c, "refine_steps=0,50", str(tmp_path / "b"), [model], trained=trained,
+                    score="id+val")
+  assert asked == [("id", "val")] * 2
+  assert both["chosen"][model] == {"candidate": 0, "overrides": {"refine_steps": 0},
+                                   "val_score": 0.3, "score": pytest.approx(0.6)}
+  text = open(tmp_path / "b" / "selection.md").read()
+  assert "Chosen on the mean of ID and val" in text and "**0.600**" in text
+  with pytest.raises(ValueError, match=r"score='ood'; allowed: \['val', 'id\+val'\]"):
+    select.run(c, "refine_steps=0", str(tmp_path / "x"), [model], trained=trained, score="ood")

@@ -313,7 +313,7 @@ def _refined(refinements) -> str:
     return ""
   return (", and the program is then fitted to those pairs (" + "; ".join(
       f"{n}: {r['steps']} Adam steps on its {r['target']}, rate {r['learning_rate']:g}"
-      + (", only where a support pair is wrong" if r.get("gate") == "support_wrong" else "")
+      + ("," + refine_lib.GATE_WORDS[r["gate"]] if r.get("gate", "always") != "always" else "")
       for n, r in refined.items()) + "), so the train-pair figure of a refined model is "
       "partly a fit")
 

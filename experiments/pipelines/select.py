@@ -5,16 +5,22 @@ every candidate setting of `grid` (the cartesian product of its values) on the
 config's training intents, evaluates each trained model on the training (ID)
 and validation intents only, and writes the table it chose from:
 workdir/selection.json and selection.md, one row per (candidate, model), and
-per model the candidate with the best validation accuracy (mean over seeds;
-ties: the first candidate). The OOD intents are never evaluated: models are
+per model the candidate with the best score (mean over seeds; ties: the first
+candidate). The score is the validation accuracy (`score="val"`, the default)
+or the mean of the training-intent (ID) and validation accuracies
+(`score="id+val"`): for settings that can lose what a model already does
+well (a refinement that moves programs which were right), the ID intents,
+where most programs are right, show that cost, and the validation intents
+show the gain where they are not. The OOD intents are never evaluated: models are
 trained and scored through `train.loop.train_model(..., splits=("id", "val"))`,
 and the config must name validation intents.
 
 With `trained` (a finished workdir of the same config), the grid may name only
 evaluation keys (`train.loop.REFINE_KEYS`: the support refinement of example
 intents): nothing is trained; each candidate re-scores the trained checkpoints
-on the validation intents (the ID column is then "-"), so settings that act
-after training are chosen on the same models and the same rule.
+on the validation intents (and on the ID intents when the score reads them;
+the ID column is "-" otherwise), so settings that act after training are
+chosen on the same models and the same rule.
 
 Grid syntax: `path=v1,v2;path2=w1,w2`, and grids joined by `|` for their
 union (`refine_steps=0 | refine_steps=50;refine_learning_rate=1e-3,3e-3`), where a path names a config key, with
@@ -154,15 +160,21 @@ def _check_trained(config, axes, trained: str) -> None:
                      f"({workdir_lib.describe(changes)}); pass the config it was trained with.")
 
 
+SCORES = ("val", "id+val")
+
+
 def run(config, grid: str, workdir: str, models: Sequence[str] = (),
-        trained: str | None = None) -> dict[str, Any]:
+        trained: str | None = None, score: str = "val") -> dict[str, Any]:
   """Trains each candidate (resumable, one sub-workdir each) and chooses on
   validation; returns selection.json's dict.
 
   models: the config's models to train and choose for (default: all).
   trained: a finished workdir of `config`; then the grid names evaluation keys
     only and each candidate re-scores its checkpoints instead of training.
+  score: what is maximised (`SCORES`): "val" or "id+val" (module docstring).
   """
+  if score not in SCORES:
+    raise ValueError(f"score={score!r}; allowed: {list(SCORES)}.")
   loop.validate_config(config)
   task = loop.build_task(config)
   if not task.val_intents:
@@ -181,6 +193,7 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
     cfg.models = tuple(models)
   workdir_lib.prepare(workdir, {"config": json.loads(workdir_lib.config_json(config)),
                                 "grid": grid, "models": models,
+                                **({"score": score} if score != "val" else {}),
                                 **({"trained": os.path.abspath(trained)} if trained else {})},
                       step_keys=())
   rows = []
@@ -191,10 +204,11 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
     with MetricWriter(sub) as writer:
       for name in models:
         if trained:
-          # Validation only: re-scoring every candidate on the training
-          # intents would cost as much again (refining the intent runs the
-          # hypernetwork's backward pass per step) and choose nothing.
-          r = loop.evaluate_trained(cfg, task_i, name, trained, splits=("val",))
+          # The ID intents only when the score reads them: re-scoring there
+          # costs about ten times the validation intents (22 intents against
+          # 2 on 1D-ARC, and refinement runs the backward pass per step).
+          r = loop.evaluate_trained(cfg, task_i, name, trained,
+                                    splits=("id", "val") if score == "id+val" else ("val",))
         else:
           r = loop.train_model(cfg, task_i, name, sub, writer, splits=("id", "val"))
         rows.append({"candidate": i, "overrides": overrides, "model": name,
@@ -203,9 +217,12 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
                      "val_score": float(np.mean(r["val_mean"])),
                      "val_std": float(np.std(r["val_mean"])),
                      "id_score": float(np.mean(r["id_mean"])) if r["id_mean"] else None})
+        rows[-1]["score"] = (rows[-1]["val_score"] if score == "val" else
+                             float(np.mean([rows[-1]["id_score"], rows[-1]["val_score"]])))
     # Written after every candidate: a stopped run shows what it has, marked
     # incomplete; its choice counts only once every candidate is in.
-    result = _result(config, task, grid, axes, models, rows, complete=i == len(cands) - 1)
+    result = _result(config, task, grid, axes, models, rows, complete=i == len(cands) - 1,
+                     score=score)
     with open(os.path.join(workdir, "selection.json"), "w") as f:
       json.dump(result, f, indent=1)
     with open(os.path.join(workdir, "selection.md"), "w") as f:
@@ -213,14 +230,15 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
   return result
 
 
-def _result(config, task, grid, axes, models, rows, complete):
+def _result(config, task, grid, axes, models, rows, complete, score="val"):
   chosen = {}
   for name in models:
     mine = [r for r in rows if r["model"] == name]
-    best = max(mine, key=lambda r: (r["val_score"], -r["candidate"]))
+    best = max(mine, key=lambda r: (r["score"], -r["candidate"]))
     chosen[name] = {"candidate": best["candidate"], "overrides": best["overrides"],
-                    "val_score": best["val_score"]}
-  return {"task": config.task, "grid": grid, "axes": [[p, v] for p, v in axes],
+                    "val_score": best["val_score"], "score": best["score"]}
+  return {"task": config.task, "grid": grid, "score": score,
+          "axes": [[p, v] for p, v in axes],
           "val_intents": [task.format_intent(i) for i in task.val_intents],
           "complete": complete, "rows": rows, "chosen": chosen}
 
@@ -228,12 +246,15 @@ def _result(config, task, grid, axes, models, rows, complete):
 def markdown(result) -> str:
   """selection.md: one row per (candidate, model), the chosen ones in bold."""
   paths = [p for p, _ in result["axes"]]
+  by_both = result.get("score", "val") == "id+val"
   lines = [f"Validation intents: {', '.join(result['val_intents'])}. OOD intents were not "
-           "evaluated."
+           "evaluated. Chosen on "
+           + ("the mean of ID and val" if by_both else "val") + "."
            + ("" if result.get("complete", True) else
               " INCOMPLETE: not every candidate has run; the choice is provisional."), "",
-           "| model | " + " | ".join(paths) + " | params | seeds | ID mean | val mean ± std |",
-           "|---|" + "---|" * len(paths) + "---|---|---|---|"]
+           "| model | " + " | ".join(paths) + " | params | seeds | ID mean | val mean ± std |"
+           + (" mean of ID and val |" if by_both else ""),
+           "|---|" + "---|" * len(paths) + "---|---|---|---|" + ("---|" if by_both else "")]
   for r in result["rows"]:
     picked = result["chosen"][r["model"]]["candidate"] == r["candidate"]
     val = f"{r['val_score']:.3f} ± {r['val_std']:.3f}"
@@ -241,5 +262,7 @@ def markdown(result) -> str:
                  + " | ".join(str(r["overrides"].get(p, "-")) for p in paths)
                  + f" | {r['num_params']:,} | {len(r['seeds'])} | "
                  + ("-" if r["id_score"] is None else f"{r['id_score']:.3f}") + " | "
-                 + (f"**{val}**" if picked else val) + " |")
+                 + (f"**{val}**" if picked and not by_both else val) + " |"
+                 + ((f" **{r['score']:.3f}** |" if picked else f" {r['score']:.3f} |")
+                    if by_both else ""))
   return "\n".join(lines)

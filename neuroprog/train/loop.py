@@ -100,8 +100,9 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "refine_steps": 0,
     "refine_learning_rate": 0.01,
     "refine_target": "theta",
-    # "always", or "support_wrong": only programs that get a support pair
-    # wrong are refined (`train.refine.GATES`).
+    # "always"; "support_wrong": only programs that get a support pair wrong
+    # are refined; "held_out": only where leave-one-out refinement wins
+    # held-out pairs (`train.refine.GATES`).
     "refine_gate": "always",
     # {model: {"steps", "learning_rate", "target", "gate"}}: a model's own values
     # of the four keys above (those it does not name: the keys' values), as

@@ -33,8 +33,19 @@ TARGETS = ("theta", "intent")
 # "always": every program is refined. "support_wrong": a program that already
 # maps every support input to its output exactly keeps its θ; only the others
 # are refined (refining a program that fits its pairs can only move it off a
-# solution the pairs cannot tell apart from another).
-GATES = ("always", "support_wrong")
+# solution the pairs cannot tell apart from another). "held_out": leave-one-out
+# evidence that refinement helps on pairs it was not fitted to: for each
+# present pair j of a set, the program synthesized from the other pairs is
+# refined on them, and pair j is scored before and after; the refined program
+# of the whole set is kept only if strictly more held-out pairs come out exact
+# than without refinement, otherwise the synthesized one. A set solved before
+# refinement can gain nothing, so it is kept as "support_wrong" would keep it;
+# a set with one pair has no held-out evidence and is kept unrefined. It costs
+# K + 1 refinements per set (K: the padded shot count), run as one batch.
+GATES = ("always", "support_wrong", "held_out")
+# How results tables say which programs a gate refines ("" for all of them).
+GATE_WORDS = {"always": "", "support_wrong": " where a support pair is wrong",
+              "held_out": " where refinement wins held-out support pairs (leave-one-out)"}
 
 
 class Refinement(NamedTuple):
@@ -80,17 +91,15 @@ def support_solved(task, spec, theta_BxT, support) -> jax.Array:
   return jnp.all(ok_BxK | ~support.mask, -1)
 
 
-def refined_theta(model, task, params, support, refinement: Refinement) -> jax.Array:
-  """θ float32[B, T] of `model` (an `intents.ExampleIntentModel` around a
-  hypernetwork) for B support sets, after `refinement.steps` Adam steps on each
-  set's own support loss. Pure and jittable (refinement is static).
-  """
+def _synthesize_and_refine(model, task, params, support, refinement: Refinement):
+  """(θ0, θ) float32[B, T]: the synthesized programs and the same after
+  `refinement.steps` Adam steps on each set's own support loss (gate ignored)."""
   learner = model.learner
   u_BxF = model.intent_input(params, support)
   synthesize = lambda u: learner._apply(params["learner"], u)  # pylint: disable=protected-access
   theta0_BxT = synthesize(u_BxF)
   if refinement.steps == 0:
-    return theta0_BxT
+    return theta0_BxT, theta0_BxT
   if refinement.target == "theta":
     start, to_theta = theta0_BxT, lambda v: v
   else:
@@ -107,11 +116,58 @@ def refined_theta(model, task, params, support, refinement: Refinement) -> jax.A
 
   start = jax.lax.stop_gradient(start)
   (v, _), _ = jax.lax.scan(step, (start, opt.init(start)), None, length=refinement.steps)
-  theta_BxT = to_theta(v)
-  if refinement.gate == "always":
-    return theta_BxT
-  keep_B = support_solved(task, model.spec, theta0_BxT, support)
-  return jnp.where(keep_B[:, None], theta0_BxT, theta_BxT)
+  return theta0_BxT, to_theta(v)
+
+
+def leave_one_out(support) -> tuple:
+  """The K folds of B support sets as one batch of K * B sets.
+
+  Returns (folds, held_BxK): folds is a `SupportSet` whose row j * B + b is set
+  b without its pair j (mask False there; the grids are unchanged, so pair j is
+  still at x[:, j], y[:, j]); held_BxK bool[B, K] marks the folds that carry
+  evidence: pair j is present and at least one other pair is.
+  """
+  B, K = support.mask.shape
+  drop_KxK = jnp.eye(K, dtype=bool)
+  mask_KxBxK = support.mask[None] & ~drop_KxK[:, None, :]
+  tile = lambda a: jnp.broadcast_to(a[None], (K,) + a.shape).reshape((K * B,) + a.shape[1:])
+  folds = type(support)(x=tile(support.x), y=tile(support.y),
+                        mask=mask_KxBxK.reshape(K * B, K))
+  held_BxK = support.mask & (support.mask.sum(-1, keepdims=True) >= 2)
+  return folds, held_BxK
+
+
+def held_out_gain(task, spec, theta0_KBxT, theta_KBxT, folds, held_BxK) -> jax.Array:
+  """int32[B]: held-out pairs exact after refinement minus before, summed over
+  each set's folds (`leave_one_out`'s rows, θ0 and θ of every fold)."""
+  B, K = held_BxK.shape
+  exact = lambda th: task.exact_match(
+      jax.vmap(execute_lib.execute, (None, 0, 0))(spec, th, folds.x), folds.y, None) > 0
+  # exact[j * B + b, j]: fold j's own held-out pair.
+  pick = lambda e_KBxK: jnp.diagonal(e_KBxK.reshape(K, B, K), axis1=0, axis2=2)  # [B, K]
+  diff_BxK = pick(exact(theta_KBxT)).astype(jnp.int32) - pick(exact(theta0_KBxT))
+  return jnp.where(held_BxK, diff_BxK, 0).sum(-1)
+
+
+def refined_theta(model, task, params, support, refinement: Refinement) -> jax.Array:
+  """θ float32[B, T] of `model` (an `intents.ExampleIntentModel` around a
+  hypernetwork) for B support sets, after `refinement.steps` Adam steps on each
+  set's own support loss, kept per set as `refinement.gate` says (`GATES`).
+  Pure and jittable (refinement is static).
+  """
+  if refinement.steps == 0 or refinement.gate != "held_out":
+    theta0_BxT, theta_BxT = _synthesize_and_refine(model, task, params, support, refinement)
+    if refinement.gate == "always" or refinement.steps == 0:
+      return theta_BxT
+    keep_B = support_solved(task, model.spec, theta0_BxT, support)
+    return jnp.where(keep_B[:, None], theta0_BxT, theta_BxT)
+  B = support.mask.shape[0]
+  folds, held_BxK = leave_one_out(support)
+  # The whole sets and their folds in one scan: rows are refined independently.
+  both = jax.tree_util.tree_map(lambda a, f: jnp.concatenate([a, f]), support, folds)
+  theta0_all, theta_all = _synthesize_and_refine(model, task, params, both, refinement)
+  gain_B = held_out_gain(task, model.spec, theta0_all[B:], theta_all[B:], folds, held_BxK)
+  return jnp.where((gain_B > 0)[:, None], theta_all[:B], theta0_all[:B])
 
 
 @functools.lru_cache(maxsize=32)

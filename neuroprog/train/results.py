@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from neuroprog.run import seeds as seeds_lib
+from neuroprog.train import refine as refine_lib
 
 
 def _ms(values) -> str:
@@ -148,8 +149,8 @@ def write_all(workdir: str, task, results: dict[str, Any]) -> str:
               "(`train.refine`; the in-context model is never refined): " + "; ".join(
                   f"{n}: {r['steps']} Adam steps on its {r['target']} at rate "
                   f"{r['learning_rate']:g}"
-                  + (" where a support pair is wrong" if r.get("gate") == "support_wrong"
-                     else "") for n, r in refined.items()) + ".\n")
+                  + refine_lib.GATE_WORDS[r.get("gate", "always")]
+                  for n, r in refined.items()) + ".\n")
     if results.get("pending"):
       f.write(f"\nStill training (not in this table yet): {', '.join(results['pending'])}.\n")
   plot_by_intent(results, os.path.join(workdir, "ood_by_intent.png"))
