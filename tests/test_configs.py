@@ -8,7 +8,7 @@ from experiments.configs import arc1d_examples, arc1d_paper
 from experiments.configs import sumfirst, sumfirst_deep, windowsum
 from experiments.configs import test as test_config
 from neuroprog import meta, tasks
-from neuroprog.train import loop
+from neuroprog.train import loop, refine
 
 PAPER = {"sumfirst": sumfirst, "addmod": addmod, "arc1d": arc1d_paper}
 
@@ -100,6 +100,9 @@ def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
   for key in ("ood_intents", "val_intents", "steps", "intents_per_step",
               "examples_per_intent", "learning_rates"):
     assert config[key] == label[key], key
+  # The support refinement chosen on the trained run (the config's comments).
+  assert [loop.refinement_of(config, m) for m in ("meta_mlp", "meta_gmlp", "meta_gnn")] == [
+      refine.Refinement(50, 1e-3, "intent", g) for g in ("support_wrong", "held_out", "always")]
   task = loop.build_task(config)
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()   # with the encoder

@@ -230,10 +230,14 @@ def validate_config(config) -> None:
                      "example intents; with config.intent='label' the label is the input. "
                      "Allowed: 0, or config.intent='examples'.")
   by_model = _get(config, "refine_by_model") or {}
-  unknown = sorted(set(by_model) - set(_get(config, "models")))
-  if unknown:
-    raise ValueError(f"config.refine_by_model names models {unknown} that are not in "
-                     f"config.models {list(_get(config, 'models'))}.")
+  # As with learning_rates, an entry for a model this run does not train is
+  # allowed (a config names every model's values; `--config.models` picks
+  # some), but it must name a model.
+  for name in by_model:
+    try:
+      meta.base_name(name)
+    except ValueError as e:
+      raise ValueError(f"config.refine_by_model: {e}") from None
   for name in [None, *by_model]:
     refinement = refinement_of(config, name)
     if refinement.steps and kind != "examples":
