@@ -22,7 +22,15 @@ hypernetwork), the label readout and its pair-statistics parameter head (378):
 Meta-MLP 419,050, Meta-gMLP 393,626, Meta-GNN 413,751, in-context direct
 412,922 (d_model 100).
 
-Measured with the support refinement below (BUILD_NOTES.md, "Support
+Measured with the gated support refinement below (BUILD_NOTES.md, "Support
+refinement gated"; the same run re-scored, 2026-12-04): ID / val / OOD Meta-MLP
+0.844 / 0.287 / 0.218, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN 0.657 / 0.582 /
+0.297; official trained-family tasks 0.740 / 0.460 / 0.460 (seeds 2 / 1 / 0;
+label-intent programs 0.800 / 0.580 / 0.530). Re-scoring the three finished
+models took 57 minutes here, 26 of them Meta-GNN and 28 Meta-gMLP's leave-one-out
+gate.
+
+Measured refining every program (BUILD_NOTES.md, "Support
 refinement"; the three hypernetworks, `--config.models="('meta_mlp','meta_gmlp',
 'meta_gnn')"`, 1 h 06 min of training and evaluation before refinement, then 51
 minutes re-scoring with it, 2026-12-04): ID / val / OOD Meta-MLP 0.829 / 0.287 /
