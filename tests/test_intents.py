@@ -423,7 +423,7 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   train_right = lambda o: o["models"]["meta_mlp"]["families"]["1d_move_1p"]["train"]["correct"]
   assert train_right(fitted) > train_right(out)
   with open(tmp_path / "r" / "arc1d_eval.md") as f:
-    assert "fitted to those pairs (meta_mlp: 30 Adam steps on its theta, rate 0.01)" in f.read()
+    assert "fitted to those pairs (meta_mlp: 30 Adam steps on its theta at rate 0.01)" in f.read()
   with pytest.raises(ValueError, match=r"--refine_target='w'; allowed"):
     eval_arc1d.run(workdir, data, intent="examples", refine_steps=3, refine_target="w")
 

@@ -27,7 +27,7 @@ refinement gated"; the same run re-scored, 2026-12-04): ID / val / OOD Meta-MLP
 0.844 / 0.287 / 0.218, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN 0.657 / 0.582 /
 0.297; official trained-family tasks 0.740 / 0.460 / 0.460 (seeds 2 / 1 / 0;
 label-intent programs 0.800 / 0.580 / 0.530). Re-scoring the three finished
-models took 57 minutes here, 26 of them Meta-GNN and 28 Meta-gMLP's leave-one-out
+models took 57 minutes here, 27 of them Meta-GNN and 28 Meta-gMLP's leave-one-out
 gate.
 
 Measured refining every program (BUILD_NOTES.md, "Support
@@ -171,10 +171,11 @@ INTENT_LABEL_PARAMETER = "pair_stats"
 #       --trained=workdirs/arc1d_examples --models=meta_mlp,meta_gmlp --score=id+val \
 #       --grid="refine_steps=0 | refine_steps=50;refine_learning_rate=0.001;\
 #   refine_target=intent;refine_gate=always,support_wrong,held_out"
-# Meta-GNN's gate was not re-chosen this way (its gated candidates would take
-# about 2 hours of re-scoring here); it keeps "always", which under the same
-# score beats no refinement on the figures already measured (ID / val 0.657 /
-# 0.582 against 0.632 / 0.490).
+# Meta-GNN's gate is not chosen this way yet: its support_wrong candidate ties
+# "always" (mean 0.623 against 0.620, ID / val 0.675 / 0.571, same command with
+# --models=meta_gnn), and its held_out candidate (about 65 minutes of re-scoring
+# here) has not run; it keeps "always", which under the same score beats no
+# refinement (ID / val 0.657 / 0.582 against 0.632 / 0.490).
 REFINE = {"steps": 50, "learning_rate": 0.001, "target": "intent"}
 REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 

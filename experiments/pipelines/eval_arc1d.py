@@ -312,9 +312,7 @@ def _refined(refinements) -> str:
   if not refined:
     return ""
   return (", and the program is then fitted to those pairs (" + "; ".join(
-      f"{n}: {r['steps']} Adam steps on its {r['target']}, rate {r['learning_rate']:g}"
-      + ("," + refine_lib.GATE_WORDS[r["gate"]] if r.get("gate", "always") != "always" else "")
-      for n, r in refined.items()) + "), so the train-pair figure of a refined model is "
+      f"{n}: {refine_lib.describe(r)}" for n, r in refined.items()) + "), so the train-pair figure of a refined model is "
       "partly a fit")
 
 

@@ -217,8 +217,9 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
                      "val_score": float(np.mean(r["val_mean"])),
                      "val_std": float(np.std(r["val_mean"])),
                      "id_score": float(np.mean(r["id_mean"])) if r["id_mean"] else None})
-        rows[-1]["score"] = (rows[-1]["val_score"] if score == "val" else
-                             float(np.mean([rows[-1]["id_score"], rows[-1]["val_score"]])))
+        row = rows[-1]
+        row["score"] = (row["val_score"] if score == "val"
+                        else (row["id_score"] + row["val_score"]) / 2)
     # Written after every candidate: a stopped run shows what it has, marked
     # incomplete; its choice counts only once every candidate is in.
     result = _result(config, task, grid, axes, models, rows, complete=i == len(cands) - 1,

@@ -43,9 +43,15 @@ TARGETS = ("theta", "intent")
 # a set with one pair has no held-out evidence and is kept unrefined. It costs
 # K + 1 refinements per set (K: the padded shot count), run as one batch.
 GATES = ("always", "support_wrong", "held_out")
-# How results tables say which programs a gate refines ("" for all of them).
-GATE_WORDS = {"always": "", "support_wrong": " where a support pair is wrong",
-              "held_out": " where refinement wins held-out support pairs (leave-one-out)"}
+_GATE_WORDS = {"always": "", "support_wrong": " where a support pair is wrong",
+               "held_out": " where refinement wins held-out support pairs (leave-one-out)"}
+
+
+def describe(refinement: dict) -> str:
+  """A `Refinement._asdict()` (as results.json stores it) in words, for the
+  results tables: "50 Adam steps on its intent at rate 0.001 where ..."."""
+  return (f"{refinement['steps']} Adam steps on its {refinement['target']} at rate "
+          f"{refinement['learning_rate']:g}" + _GATE_WORDS[refinement.get("gate", "always")])
 
 
 class Refinement(NamedTuple):
@@ -155,19 +161,19 @@ def refined_theta(model, task, params, support, refinement: Refinement) -> jax.A
   set's own support loss, kept per set as `refinement.gate` says (`GATES`).
   Pure and jittable (refinement is static).
   """
-  if refinement.steps == 0 or refinement.gate != "held_out":
-    theta0_BxT, theta_BxT = _synthesize_and_refine(model, task, params, support, refinement)
-    if refinement.gate == "always" or refinement.steps == 0:
-      return theta_BxT
-    keep_B = support_solved(task, model.spec, theta0_BxT, support)
-    return jnp.where(keep_B[:, None], theta0_BxT, theta_BxT)
-  B = support.mask.shape[0]
-  folds, held_BxK = leave_one_out(support)
-  # The whole sets and their folds in one scan: rows are refined independently.
-  both = jax.tree_util.tree_map(lambda a, f: jnp.concatenate([a, f]), support, folds)
-  theta0_all, theta_all = _synthesize_and_refine(model, task, params, both, refinement)
-  gain_B = held_out_gain(task, model.spec, theta0_all[B:], theta_all[B:], folds, held_BxK)
-  return jnp.where((gain_B > 0)[:, None], theta_all[:B], theta0_all[:B])
+  if refinement.gate == "held_out" and refinement.steps:
+    B = support.mask.shape[0]
+    folds, held_BxK = leave_one_out(support)
+    # The whole sets and their folds in one scan: rows are refined independently.
+    both = jax.tree_util.tree_map(lambda a, f: jnp.concatenate([a, f]), support, folds)
+    theta0_all, theta_all = _synthesize_and_refine(model, task, params, both, refinement)
+    gain_B = held_out_gain(task, model.spec, theta0_all[B:], theta_all[B:], folds, held_BxK)
+    return jnp.where((gain_B > 0)[:, None], theta_all[:B], theta0_all[:B])
+  theta0_BxT, theta_BxT = _synthesize_and_refine(model, task, params, support, refinement)
+  if refinement.gate != "support_wrong" or not refinement.steps:
+    return theta_BxT
+  keep_B = support_solved(task, model.spec, theta0_BxT, support)
+  return jnp.where(keep_B[:, None], theta0_BxT, theta_BxT)
 
 
 @functools.lru_cache(maxsize=32)

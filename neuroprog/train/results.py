@@ -147,10 +147,7 @@ def write_all(workdir: str, task, results: dict[str, Any]) -> str:
     if refined:
       f.write("\nPrograms fitted to their own support pairs before they were scored "
               "(`train.refine`; the in-context model is never refined): " + "; ".join(
-                  f"{n}: {r['steps']} Adam steps on its {r['target']} at rate "
-                  f"{r['learning_rate']:g}"
-                  + refine_lib.GATE_WORDS[r.get("gate", "always")]
-                  for n, r in refined.items()) + ".\n")
+                  f"{n}: {refine_lib.describe(r)}" for n, r in refined.items()) + ".\n")
     if results.get("pending"):
       f.write(f"\nStill training (not in this table yet): {', '.join(results['pending'])}.\n")
   plot_by_intent(results, os.path.join(workdir, "ood_by_intent.png"))
