@@ -34,6 +34,13 @@ _REFINE_TARGET = flags.DEFINE_string("refine_target", None,
                                      "theta or intent (default: the workdir config's).")
 _REFINE_GATE = flags.DEFINE_string(
     "refine_gate", None, "always, support_wrong or held_out (default: the workdir config's).")
+_SEARCH_FAMILIES = flags.DEFINE_integer(
+    "refine_search_families", None, "Example intents: readout families whose candidate "
+    "intents are verified on each task's support pairs (default: the workdir config's; "
+    "0: no search).")
+_SEARCH_RADIUS = flags.DEFINE_integer(
+    "refine_search_radius", None, "Parameter steps either side of each family's estimate "
+    "(default: the workdir config's).")
 flags.mark_flags_as_required(["workdir", "data"])
 
 
@@ -47,7 +54,9 @@ def main(argv):
                          refine_steps=_REFINE_STEPS.value,
                          refine_learning_rate=_REFINE_LR.value,
                          refine_target=_REFINE_TARGET.value,
-                         refine_gate=_REFINE_GATE.value)
+                         refine_gate=_REFINE_GATE.value,
+                         refine_search_families=_SEARCH_FAMILIES.value,
+                         refine_search_radius=_SEARCH_RADIUS.value)
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

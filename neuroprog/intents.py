@@ -633,12 +633,24 @@ class ExampleIntentModel:
   def _readout(self, params, u_BxD, support: SupportSet) -> jax.Array:
     """The label readout float32[B, F]: Dense(F) of u, its parameter entry
     from the gated per-family map of the pair statistics if there is one."""
+    return self._readout_parts(params, u_BxD, support)[0]
+
+  def _readout_parts(self, params, u_BxD, support: SupportSet):
     labels_BxF = self._label_head.apply({"params": params["label_head"]}, u_BxD)
     if self.gate_parameter is None:
-      return labels_BxF
+      return labels_BxF, None
     head = params["param_head"]
     param_BxG = PARAM_HEAD_GAIN * (self._stats(support) @ head["kernel"] + head["bias"])
-    return self.gate_parameter(labels_BxF, param_BxG)
+    return self.gate_parameter(labels_BxF, param_BxG), param_BxG
+
+  def readout_estimates(self, params, support: SupportSet):
+    """(readout float32[B, F], param_BxG float32[B, param_groups] or None):
+    the label readout before any snapping (as `label_prediction`) and, with a
+    gated parameter head, its parameter estimate for every family, the
+    inputs of a task's `label_candidates` (label_dim > 0)."""
+    if not self.label_dim:
+      raise ValueError(f"{self.name}: no label readout (label_dim=0) to estimate from.")
+    return self._readout_parts(params, self.encode(params, support), support)
 
   def _feed(self, labels_BxF):
     """What the learner reads of the readout float32[B, F] (label_feed)."""

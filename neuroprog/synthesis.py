@@ -126,18 +126,19 @@ def synthesize_from_params(params, intent, *, model, task, refinement=None):
 
   model: a `meta.Hypernetwork`, or an `intents.ExampleIntentModel` around one
   (then `intent` is a list of pairs); task: the task whose intents it reads.
-  refinement: a `train.refine.Refinement` for example intents (θ fitted to
-  the pairs); None or 0 steps: θ as synthesized.
+  refinement: a `train.refine.Refinement` for example intents (the intent
+  searched on the pairs, θ fitted to them); None, or 0 steps and no search:
+  θ as synthesized.
   """
   learner = getattr(model, "learner", model)
   if not isinstance(learner, meta.Hypernetwork):
     raise ValueError(f"model {getattr(model, 'name', model)!r} emits no weights (it is "
                      "the direct baseline); choose a hypernetwork.")
   u = intent_input(intent, model=model, task=task)
-  if refinement is not None and refinement.steps and isinstance(
-      model, intents_lib.ExampleIntentModel):
+  if refinement is not None and isinstance(model, intents_lib.ExampleIntentModel):
     from neuroprog.train import refine  # pylint: disable=g-import-not-at-top
-    return task.spec, refine.jitted(model, task, refinement)(params, u)[0]
+    if refine.is_active(refinement):
+      return task.spec, refine.jitted(model, task, refinement)(params, u)[0]
   return task.spec, model.apply(params, u)[0]
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from neuroprog.programs import executor
+from neuroprog.tasks.arc1d import families
 from neuroprog.train import loop, refine, step as step_lib
 
 TINY = dict(task="arc1d", models=("meta_mlp",), intent="examples", shots=3,
@@ -13,10 +14,10 @@ TINY = dict(task="arc1d", models=("meta_mlp",), intent="examples", shots=3,
             intent_encoder={"width": 8, "heads": 2, "out_dim": 8})
 
 
-@pytest.fixture(scope="module")
-def tiny():
-  """An untrained tiny example-intent Meta-MLP and one support draw of 4 intents."""
-  config = loop.default_config(**TINY)
+def _untrained(**options):
+  """(task, model, params, support, x, y): an untrained tiny example-intent
+  Meta-MLP and one support draw of 4 training intents with 8 queries each."""
+  config = loop.default_config(**TINY, **options)
   task = loop.build_task(config)
   model = loop.create_model(config, task, "meta_mlp")
   key = jax.random.key(0)
@@ -25,6 +26,11 @@ def tiny():
   feats = jnp.asarray(task.features(task.train_intents[:4]))
   support, x, y = step_lib.draw(model, task, jax.random.key(1), feats, ip, 8)
   return task, model, params, support, x, y
+
+
+@pytest.fixture(scope="module")
+def tiny():
+  return _untrained()
 
 
 def _refined(tiny, refinement, rows=slice(None)):
@@ -207,3 +213,109 @@ def test_each_model_may_have_its_own_refinement():
   label = loop.default_config(task="arc1d", refine_by_model={"meta_gnn": {"steps": 3}})
   with pytest.raises(ValueError, match=r"config.refine_steps=3 fits programs"):
     loop.validate_config(label)
+
+
+READOUT = dict(intent_label_loss=1.0, intent_label_input=True, intent_label_feed="teacher",
+               intent_label_parameter="pair_stats")
+
+
+def test_label_candidates_rank_families_then_parameters_around_the_estimate():
+  task = loop.build_task(loop.default_config(task="arc1d"))
+  fams = list(families.FAMILIES)
+  feats = np.zeros((1, 11), np.float32)
+  feats[0, fams.index("move_right")] = 0.9
+  feats[0, fams.index("fill")] = 0.6
+  feats[0, fams.index("scale")] = 0.4
+  param = np.zeros((1, 9), np.float32)
+  param[0, fams.index("move_right")] = 0.32   # k = 3.2 -> 3
+  param[0, fams.index("scale")] = 0.18        # k = 1.8 -> 2
+  feats[0, -2:] = (0.32, 1.0)                 # as with_gated_parameter leaves it
+  cands = np.asarray(task.label_candidates(jnp.asarray(feats), jnp.asarray(param), 3, 1))
+  assert cands.shape == (1, 9, 11)
+  named = [task.format_intent((fams[int(c[:9].argmax())],
+                               round(float(c[-2]) * 10) if c[-1] else None)) for c in cands[0]]
+  assert named == ["move_right,k=3", "move_right,k=2", "move_right,k=4",
+                   "fill", "fill", "fill", "scale,k=2", "scale,k=1", "scale,k=3"]
+  # Candidate 0 is what the snapped feed reads.
+  np.testing.assert_allclose(cands[0, 0], task.snap_features(jnp.asarray(feats))[0])
+  np.testing.assert_allclose(cands[0, 1], task.intent_features(("move_right", 2)))
+  np.testing.assert_allclose(cands[0, 3], task.intent_features(("fill", None)))
+  np.testing.assert_allclose(cands[0, 8], task.intent_features(("scale", 3)))
+  # Without a per-family head every family reads the readout's own estimate.
+  plain = np.asarray(task.label_candidates(jnp.asarray(feats), None, 1, 2))
+  assert [round(float(c[-2]) * 10) for c in plain[0]] == [3, 2, 4, 1, 5]
+  with pytest.raises(ValueError, match=r"n_families=10; allowed: 1..9"):
+    task.label_candidates(jnp.asarray(feats), None, 10, 1)
+
+
+@pytest.fixture(scope="module")
+def tiny_readout():
+  """As `tiny`, with a snapped label readout (teacher feed) the search reads."""
+  return _untrained(**READOUT)[:4]
+
+
+def test_the_search_reads_the_candidate_whose_program_fits_the_pairs(tiny_readout):
+  task, model, params, support = tiny_readout
+  search = refine.Refinement(search_families=3, search_radius=1)
+  feats, param = model.readout_estimates(params, support)
+  cands = task.label_candidates(feats, param, 3, 1)                  # [4, 9, 11]
+  synth = lambda u: model.learner._apply(params["learner"], u)  # pylint: disable=protected-access
+  outs = [jax.vmap(executor.execute, (None, 0, 0))(model.spec, synth(cands[:, c]), support.x)
+          for c in range(9)]
+  loss = [np.asarray(refine.support_loss_per_set(task, model.spec, synth(cands[:, c]), support))
+          for c in range(9)]
+  # Which candidates "solve" each set's pairs, by outputs equal to theirs:
+  # set 0: candidate 4 alone; set 1: 2 and 7 (the lower support loss wins);
+  # set 2: every pair of candidate 5 but only the first pair of candidate 1;
+  # set 3: none (then the lowest support loss alone decides).
+  solves = {0: {4: 3}, 1: {2: 3, 7: 3}, 2: {5: 3, 1: 1}, 3: {}}
+
+  class Solvable:
+    loss = staticmethod(task.loss)
+
+    @staticmethod
+    def exact_match(out, y, params):
+      del y, params
+      ok = jnp.zeros(out.shape[:2], bool)
+      for b, by_cand in solves.items():
+        for c, n_pairs in by_cand.items():
+          same = jnp.all(jnp.abs(out[b] - outs[c][b]) < 1e-4, (-2, -1))      # [K]
+          ok = ok.at[b].set(ok[b] | (same & (jnp.arange(out.shape[1]) < n_pairs)))
+      return ok.astype(jnp.float32)
+    label_candidates = staticmethod(task.label_candidates)
+
+  u, theta = jax.jit(lambda p, s: refine.searched_intent(model, Solvable, p, s, search))(
+      params, support)
+  want = [4, 2 if loss[2][1] < loss[7][1] else 7, 5, int(np.argmin([l[3] for l in loss]))]
+  for b, c in enumerate(want):
+    np.testing.assert_allclose(u[b], cands[b, c], err_msg=f"set {b}")
+    np.testing.assert_allclose(theta[b], synth(cands[:, c])[b], atol=1e-5)
+  # With no search and no steps, nothing changes; the search alone is active.
+  assert not refine.is_active(refine.Refinement()) and refine.is_active(search)
+  np.testing.assert_allclose(
+      refine.refined_theta(model, task, params, support, refine.Refinement()),
+      model.apply(params, support), atol=1e-6)
+
+
+def test_search_settings_are_checked_before_any_work(tiny):
+  with pytest.raises(ValueError, match=r"refine_search_families=-1; allowed: an int >= 0"):
+    refine.check(0, 0.01, "theta", search_families=-1)
+  with pytest.raises(ValueError, match=r"config.refine_search_families: arc1d: "
+                                        r"n_families=12; allowed: 1..9"):
+    loop.validate_config(loop.default_config(**TINY, **READOUT, refine_search_families=12))
+  # The search reads the snapped label readout; a model that reads u cannot.
+  with pytest.raises(ValueError, match=r"config.refine_search_families=3 searches the label "
+                                        r"features.*intent_label_input=True"):
+    loop.validate_config(loop.default_config(**TINY, refine_search_families=3))
+  with pytest.raises(ValueError, match=r"search_families=3 searches the snapped label"):
+    task, model, params, support, _, _ = tiny
+    refine.refined_theta(model, task, params, support, refine.Refinement(search_families=3))
+  loop.validate_config(loop.default_config(**TINY, **READOUT, refine_search_families=9,
+                                           refine_search_radius=2))
+  assert refine.describe(refine.Refinement(search_families=3)._asdict()) == (
+      "the intent searched over the readout's 3 best families (parameters +-1) on the "
+      "support pairs")
+  assert refine.describe(refine.Refinement(50, 0.001, "intent", "support_wrong", 9, 2)
+                         ._asdict()).startswith("the intent searched over the readout's 9 best "
+                                                "families (parameters +-2) on the support "
+                                                "pairs, then 50 Adam steps on its intent")

@@ -121,7 +121,7 @@ def _example_forward(model, task, refinement: refine_lib.Refinement):
   predictions int32[TASK_CHUNK, L]. A hypernetwork synthesizes θ once per task
   (refined on the task's own support pairs when refinement.steps > 0); the
   in-context model reads the support pairs with every query."""
-  if refinement.steps and refine_lib.can_refine(model):
+  if refine_lib.is_active(refinement) and refine_lib.can_refine(model):
     theta = refine_lib.jitted(model, task, refinement)
     run = jax.jit(lambda th, x: task.predict(
         jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, th, x), None)[0])
@@ -175,7 +175,9 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
         intent: Optional[str] = None, refine_steps: Optional[int] = None,
         refine_learning_rate: Optional[float] = None,
         refine_target: Optional[str] = None,
-        refine_gate: Optional[str] = None) -> dict[str, Any]:
+        refine_gate: Optional[str] = None,
+        refine_search_families: Optional[int] = None,
+        refine_search_radius: Optional[int] = None) -> dict[str, Any]:
   """Scores every model of an arc1d workdir on the official tasks (module doc).
 
   intent: "label" or "examples", the kind of intent the workdir was trained
@@ -197,7 +199,9 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
     raise ValueError(f"--model={unknown}: {workdir} trained {list(config.models)}.")
   given = {k: v for k, v in {"steps": refine_steps, "learning_rate": refine_learning_rate,
                              "target": refine_target,
-                             "gate": refine_gate}.items() if v is not None}
+                             "gate": refine_gate, "search_families": refine_search_families,
+                             "search_radius": refine_search_radius}.items()
+           if v is not None}
   refinements = {}
   for name in models:
     # Each model's own refinement from the workdir config (refine_by_model),
@@ -207,6 +211,10 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
     if refinements[name].steps and kind != "examples":
       raise ValueError(f"--refine_steps={refinements[name].steps} fits programs to their "
                        f"support pairs; {workdir} was trained on label intents. Allowed: 0.")
+    if refinements[name].search_families and kind != "examples":
+      raise ValueError(f"--refine_search_families={refinements[name].search_families} "
+                       f"searches intents on support pairs; {workdir} was trained on label "
+                       "intents. Allowed: 0.")
   if kind == "examples":
     return _run_examples(workdir, data, config, models, seed, out_dir, refinements)
   mapped, unmapped = [], []
@@ -308,7 +316,8 @@ def _overall(per_family) -> dict[str, Any]:
 
 
 def _refined(refinements) -> str:
-  refined = {n: r for n, r in (refinements or {}).items() if r["steps"]}
+  refined = {n: r for n, r in (refinements or {}).items()
+             if r["steps"] or r.get("search_families")}
   if not refined:
     return ""
   return (", and the program is then fitted to those pairs (" + "; ".join(

@@ -104,10 +104,18 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # are refined; "held_out": only where leave-one-out refinement wins
     # held-out pairs (`train.refine.GATES`).
     "refine_gate": "always",
-    # {model: {"steps", "learning_rate", "target", "gate"}}: a model's own values
-    # of the four keys above (those it does not name: the keys' values), as
+    # {model: {"steps", "learning_rate", "target", "gate", "search_families",
+    # "search_radius"}}: a model's own values of the refine_* keys (those it does not name: the keys' values), as
     # `select` chooses them per model.
     "refine_by_model": {},
+    # Example intents, at evaluation only: before any step, the label features
+    # the hypernetwork reads are searched among the readout's best
+    # `refine_search_families` families (0: no search), each with its
+    # parameter estimate and `refine_search_radius` steps either side, by how
+    # many support pairs each candidate's program maps exactly
+    # (`train.refine.searched_intent`).
+    "refine_search_families": 0,
+    "refine_search_radius": 1,
     "seeds": 4,
     "seed": 0,
     "steps": 1000,
@@ -161,11 +169,12 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "intent_label_input", "intent_label_feed", "intent_label_units",
                         "intent_label_parameter", "grad_clip_scope",
                         "refine_steps", "refine_learning_rate", "refine_target",
-                        "refine_gate", "refine_by_model")}
+                        "refine_gate", "refine_by_model", "refine_search_families",
+                        "refine_search_radius")}
 # Keys only the evaluation reads: a finished workdir may be re-evaluated with
 # other values (`run.workdir.prepare`'s eval_keys).
 REFINE_KEYS = ("refine_steps", "refine_learning_rate", "refine_target", "refine_gate",
-               "refine_by_model")
+               "refine_by_model", "refine_search_families", "refine_search_radius")
 
 INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
@@ -244,6 +253,8 @@ def validate_config(config) -> None:
       raise ValueError(f"config.refine_steps={refinement.steps} fits programs to their "
                        "support pairs; with config.intent='label' there are none. Allowed: "
                        "0, or config.intent='examples'.")
+    if refinement.search_families:
+      _check_search(config, task, refinement, name)
   scope = _get(config, "grad_clip_scope")
   if scope not in GRAD_CLIP_SCOPES:
     raise ValueError(f"config.grad_clip_scope={scope!r}; allowed: {list(GRAD_CLIP_SCOPES)}.")
@@ -261,6 +272,30 @@ def validate_config(config) -> None:
       raise ValueError(f"config.models: {e}") from None
   if len(set(models)) != len(models):
     raise ValueError(f"config.models names a model twice: {list(models)}.")
+
+
+def _check_search(config, task, refinement, name):
+  """ValueError unless the intent search (`train.refine.searched_intent`) can
+  run: example intents read through the snapped label readout, and a task
+  whose `label_candidates` accepts the search's sizes (checked on shapes)."""
+  where = "config.refine_search_families" + (f" (model {name})" if name else "")
+  feed = _get(config, "intent_label_feed")
+  if (_get(config, "intent") != "examples" or not _get(config, "intent_label_input")
+      or feed not in ("snapped", "teacher")):
+    raise ValueError(f"{where}={refinement.search_families} searches the label features "
+                     "the hypernetwork reads; it needs config.intent='examples', "
+                     "config.intent_label_input=True and config.intent_label_feed in "
+                     f"['snapped', 'teacher'] (got {_get(config, 'intent')!r}, "
+                     f"{_get(config, 'intent_label_input')!r}, {feed!r}). Allowed: 0.")
+  if not hasattr(task, "label_candidates"):
+    raise ValueError(f"{where}={refinement.search_families}: task {task.name!r} has no "
+                     "label_candidates; allowed: 0.")
+  feats = jax.ShapeDtypeStruct((1, task.feature_dim), jnp.float32)
+  try:
+    jax.eval_shape(lambda f: task.label_candidates(f, None, refinement.search_families,
+                                                   refinement.search_radius), feats)
+  except ValueError as e:
+    raise ValueError(f"{where}: {e}") from None
 
 
 def _get(config, key):
@@ -491,7 +526,7 @@ class Trainer:
     refinement = refinement_of(self.config, self.name)
 
     def one_seed(params):
-      if refinement.steps and refine_lib.can_refine(self.model):
+      if refine_lib.is_active(refinement) and refine_lib.can_refine(self.model):
         out = refine_lib.outputs(self.model, self.task, params, u, x, refinement)
       else:
         out = step_lib.outputs_for(self.model, params, u, x)
@@ -591,7 +626,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   if extended:
     out["extended"] = extended
   refined = {n: refinement_of(config, n)._asdict() for n in _get(config, "models")}
-  if any(r["steps"] for r in refined.values()):
+  if any(r["steps"] or r["search_families"] for r in refined.values()):
     out["refinement"] = refined
   names = list(_get(config, "models"))
   with MetricWriter(workdir) as writer:

@@ -12,6 +12,18 @@ program, not of the meta-learner). Two things can be refined:
             programs stay on the hypernetwork's manifold, and an intent the
             readout names wrongly or a parameter outside training can move.
 
+Before any step, the intent itself can be searched for (`Refinement`'s
+search_families > 0; a hypernetwork that reads the snapped label readout):
+the readout's best families, each with its parameter estimate and the
+parameters a few steps either side (the task's `label_candidates`), are each
+synthesized and scored on the support pairs, and the candidate with the most
+exact support pairs (ties: the lower support loss, then the readout's order)
+is what the hypernetwork reads. Recognition is then verified on the pairs
+instead of trusted: a readout that names a neighbouring family, or a parameter
+one step off, loses to a candidate whose program reproduces the pairs. It costs
+one forward pass of the hypernetwork and of the programs on the support inputs
+per candidate, no backward pass.
+
 Every support set's rows are refined independently (the loss is a sum over
 rows and Adam's update is element-wise), with the same step count and rate
 for all, so a batch is one jitted `lax.scan`. The meta-learner's parameters
@@ -49,23 +61,51 @@ _GATE_WORDS = {"always": "", "support_wrong": " where a support pair is wrong",
 
 def describe(refinement: dict) -> str:
   """A `Refinement._asdict()` (as results.json stores it) in words, for the
-  results tables: "50 Adam steps on its intent at rate 0.001 where ..."."""
-  return (f"{refinement['steps']} Adam steps on its {refinement['target']} at rate "
-          f"{refinement['learning_rate']:g}" + _GATE_WORDS[refinement.get("gate", "always")])
+  results tables: "the intent searched over the readout's 3 best families
+  (parameters +-1), then 50 Adam steps on its intent at rate 0.001 where ..."."""
+  words = []
+  families = refinement.get("search_families", 0)
+  if families:
+    words.append(f"the intent searched over the readout's {families} best families "
+                 f"(parameters +-{refinement.get('search_radius', 1)}) on the support pairs")
+  if refinement["steps"]:
+    words.append(f"{refinement['steps']} Adam steps on its {refinement['target']} at rate "
+                 f"{refinement['learning_rate']:g}" +
+                 _GATE_WORDS[refinement.get("gate", "always")])
+  return ", then ".join(words) or "none"
 
 
 class Refinement(NamedTuple):
   """steps: Adam steps per support set (0: none); learning_rate: Adam's rate;
-  target: what moves (`TARGETS`); gate: which programs are refined (`GATES`)."""
+  target: what moves (`TARGETS`); gate: which programs are refined (`GATES`);
+  search_families: readout families whose candidates are verified on the
+  support pairs before any step (0: no search; the task's `label_candidates`);
+  search_radius: parameter steps either side of each family's estimate."""
   steps: int = 0
   learning_rate: float = 0.01
   target: str = "theta"
   gate: str = "always"
+  search_families: int = 0
+  search_radius: int = 1
 
 
-def check(steps, learning_rate, target, gate="always", prefix: str = "refine_") -> Refinement:
+def is_active(refinement: Refinement) -> bool:
+  """Whether `refinement` changes anything: steps or a search."""
+  return bool(refinement.steps or refinement.search_families)
+
+
+def _check_count(value, name: str, what: str) -> int:
+  if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    raise ValueError(f"{name}={value!r}; allowed: an int >= 0{what}.")
+  return int(value)
+
+
+def check(steps, learning_rate, target, gate="always", search_families=0, search_radius=1,
+          prefix: str = "refine_") -> Refinement:
   """A validated `Refinement`; ValueError naming the bad value (as prefix + the
   field, e.g. "config.refine_steps") and what is allowed."""
+  _check_count(search_families, f"{prefix}search_families", " (0: no search)")
+  _check_count(search_radius, f"{prefix}search_radius", "")
   if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
     raise ValueError(f"{prefix}steps={steps!r}; allowed: an int >= 0 (0: no refinement).")
   if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)) \
@@ -75,7 +115,8 @@ def check(steps, learning_rate, target, gate="always", prefix: str = "refine_") 
     raise ValueError(f"{prefix}target={target!r}; allowed: {list(TARGETS)}.")
   if gate not in GATES:
     raise ValueError(f"{prefix}gate={gate!r}; allowed: {list(GATES)}.")
-  return Refinement(int(steps), float(learning_rate), str(target), str(gate))
+  return Refinement(int(steps), float(learning_rate), str(target), str(gate),
+                    int(search_families), int(search_radius))
 
 
 def support_loss_per_set(task, spec, theta_BxT, support) -> jax.Array:
@@ -97,13 +138,75 @@ def support_solved(task, spec, theta_BxT, support) -> jax.Array:
   return jnp.all(ok_BxK | ~support.mask, -1)
 
 
+def support_fit(task, spec, theta_BxT, support) -> tuple[jax.Array, jax.Array]:
+  """(exact int32[B], loss float32[B]): each program's present support pairs
+  mapped exactly, and its mean support loss (`support_loss_per_set`)."""
+  out = jax.vmap(execute_lib.execute, (None, 0, 0))(spec, theta_BxT, support.x)
+  mask_BxK = support.mask.astype(jnp.float32)
+  exact_B = ((task.exact_match(out, support.y, None) > 0) & support.mask).sum(-1)
+  loss_B = (task.loss(out, support.y, None) * mask_BxK).sum(-1) / jnp.maximum(
+      mask_BxK.sum(-1), 1.0)
+  return exact_B.astype(jnp.int32), loss_B
+
+
+def can_search(model, task) -> bool:
+  """True where `searched_intent` applies: a hypernetwork reading the snapped
+  label readout (feeds "snapped" and "teacher") of a task with
+  `label_candidates`."""
+  return (can_refine(model) and getattr(model, "label_input", False)
+          and getattr(model, "label_feed", None) in ("snapped", "teacher")
+          and hasattr(task, "label_candidates"))
+
+
+# A support set's score of a candidate: exact pairs first; the loss (clipped
+# below this) only breaks ties, so one more exact pair always wins.
+_LOSS_CAP = 100.0
+
+
+def searched_intent(model, task, params, support, refinement: Refinement):
+  """(u float32[B, F], θ float32[B, T]): for each of B support sets, the
+  candidate label features (`task.label_candidates` of the readout, C of them)
+  whose synthesized program maps the most present support pairs exactly, ties
+  to the lower support loss and then to the readout's order (candidate 0 is
+  the snapped readout), and that program. The candidates run one at a time
+  (a `lax.scan` over C), so memory is one batch's. Jittable (refinement static).
+  """
+  feats_BxF, param_BxG = model.readout_estimates(params, support)
+  cands_BxCxF = jax.lax.stop_gradient(task.label_candidates(
+      feats_BxF, param_BxG, refinement.search_families, refinement.search_radius))
+  synthesize = lambda u: model.learner._apply(params["learner"], u)  # pylint: disable=protected-access
+
+  def score(u_BxF):
+    theta_BxT = synthesize(u_BxF)
+    exact_B, loss_B = support_fit(task, model.spec, theta_BxT, support)
+    return exact_B * (2 * _LOSS_CAP) - jnp.minimum(loss_B, _LOSS_CAP), theta_BxT
+
+  def body(best, u_BxF):
+    key_B, u_best, theta_best = best
+    k_B, theta_BxT = score(u_BxF)
+    better_B = k_B > key_B   # strict: an earlier (readout-ranked) candidate keeps a tie
+    pick = lambda new, old: jnp.where(better_B[:, None], new, old)
+    return (jnp.where(better_B, k_B, key_B), pick(u_BxF, u_best),
+            pick(theta_BxT, theta_best)), None
+
+  first_u = cands_BxCxF[:, 0]
+  first_key, first_theta = score(first_u)
+  (_, u_BxF, theta_BxT), _ = jax.lax.scan(
+      body, (first_key, first_u, first_theta), jnp.swapaxes(cands_BxCxF[:, 1:], 0, 1))
+  return u_BxF, theta_BxT
+
+
 def _synthesize_and_refine(model, task, params, support, refinement: Refinement):
-  """(θ0, θ) float32[B, T]: the synthesized programs and the same after
-  `refinement.steps` Adam steps on each set's own support loss (gate ignored)."""
+  """(θ0, θ) float32[B, T]: the synthesized programs (from the searched intent
+  with search_families > 0) and the same after `refinement.steps` Adam steps
+  on each set's own support loss (gate ignored)."""
   learner = model.learner
-  u_BxF = model.intent_input(params, support)
   synthesize = lambda u: learner._apply(params["learner"], u)  # pylint: disable=protected-access
-  theta0_BxT = synthesize(u_BxF)
+  if refinement.search_families:
+    u_BxF, theta0_BxT = searched_intent(model, task, params, support, refinement)
+  else:
+    u_BxF = model.intent_input(params, support)
+    theta0_BxT = synthesize(u_BxF)
   if refinement.steps == 0:
     return theta0_BxT, theta0_BxT
   if refinement.target == "theta":
@@ -161,6 +264,11 @@ def refined_theta(model, task, params, support, refinement: Refinement) -> jax.A
   set's own support loss, kept per set as `refinement.gate` says (`GATES`).
   Pure and jittable (refinement is static).
   """
+  if refinement.search_families and not can_search(model, task):
+    raise ValueError(f"{getattr(model, 'name', model)}: search_families="
+                     f"{refinement.search_families} searches the snapped label readout; "
+                     "this model does not read one (needs label_input and the 'snapped' "
+                     "or 'teacher' feed) or the task has no label_candidates. Allowed: 0.")
   if refinement.gate == "held_out" and refinement.steps:
     B = support.mask.shape[0]
     folds, held_BxK = leave_one_out(support)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -91,6 +93,40 @@ class Arc1D(base.Task):
     param_B = jnp.round(feats_BxF[:, -2] * _PARAM_SCALE) / _PARAM_SCALE
     return jnp.concatenate([jax.nn.one_hot(family_B, n_fam, dtype=jnp.float32),
                             (param_B * has_param_B)[:, None], has_param_B[:, None]], -1)
+
+  def label_candidates(self, feats_BxF: jax.Array, param_BxG: Optional[jax.Array],
+                       n_families: int, radius: int) -> jax.Array:
+    """Candidate label features float32[B, C, 11], C = n_families * (2 * radius
+    + 1), for readout estimates feats_BxF float32[B, 11]: the n_families
+    families of the largest family entries, best first, and for each the
+    parameter estimate rounded, then one step below and above it, up to
+    `radius` steps (0, -1, +1, -2, ...). param_BxG float32[B, 9] gives one
+    parameter estimate (k / 10) per family (`with_gated_parameter`'s); None:
+    the estimate's own parameter entry for every family. Candidate 0 is
+    `snap_features` of the estimates (with a gated parameter, of
+    `with_gated_parameter`'s). A family without a parameter repeats its one
+    candidate. Parameters are not clipped to the domain, as in snap_features.
+    Jit-safe (n_families, radius static); not differentiable.
+    """
+    n_fam = len(families.FAMILIES)
+    if not 1 <= n_families <= n_fam:
+      raise ValueError(f"arc1d: n_families={n_families!r}; allowed: 1..{n_fam}.")
+    if radius < 0:
+      raise ValueError(f"arc1d: radius={radius!r}; allowed: an int >= 0.")
+    B = feats_BxF.shape[0]
+    _, family_BxM = jax.lax.top_k(feats_BxF[:, :n_fam], n_families)
+    if param_BxG is None:
+      param_BxG = jnp.broadcast_to(feats_BxF[:, -2:-1], (B, n_fam))
+    k_BxM = jnp.round(jnp.take_along_axis(param_BxG, family_BxM, 1) * _PARAM_SCALE)
+    offsets_O = jnp.asarray([0] + [s * d for d in range(1, radius + 1) for s in (-1, 1)],
+                            jnp.float32)
+    k_BxMxO = k_BxM[:, :, None] + offsets_O
+    family_BxMxO = jnp.broadcast_to(family_BxM[:, :, None], k_BxMxO.shape)
+    has_param = jnp.asarray(_HAS_PARAM)[family_BxMxO]
+    feats = jnp.concatenate([jax.nn.one_hot(family_BxMxO, n_fam, dtype=jnp.float32),
+                             (k_BxMxO / _PARAM_SCALE * has_param)[..., None],
+                             has_param[..., None]], -1)
+    return feats.reshape(B, -1, self.feature_dim)
 
   def intent_features(self, intent):
     fam, param = intent
