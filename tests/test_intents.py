@@ -344,7 +344,8 @@ def test_refinement_is_chosen_on_validation_of_the_trained_run_and_used_by_synth
   rescored = loop.train_and_evaluate(loop.default_config(
       **TINY, refine_steps=5, refine_by_model={"meta_mlp": {"steps": 20}}), workdir)
   assert rescored["refinement"] == {"meta_mlp": {"steps": 20, "learning_rate": 0.01,
-                                                 "target": "theta", "gate": "always"}}
+                                                 "target": "theta", "gate": "always",
+                                                 "search_families": 0, "search_radius": 1}}
   assert rescored["models"]["meta_mlp"]["train_time_s"] == out["models"]["meta_mlp"][
       "train_time_s"]
   with open(f"{workdir}/results.md") as f:
@@ -407,7 +408,8 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   fitted = eval_arc1d.run(workdir, data, intent="examples", out_dir=str(tmp_path / "r"),
                           refine_steps=30, refine_learning_rate=0.01)
   assert fitted["refinement"] == {"meta_mlp": {"steps": 30, "learning_rate": 0.01,
-                                               "target": "theta", "gate": "always"}}
+                                               "target": "theta", "gate": "always",
+                                               "search_families": 0, "search_radius": 1}}
   refinement = refine.Refinement(30, 0.01, "theta")
   correct = 0
   for t in moves:
@@ -423,7 +425,8 @@ def test_official_tasks_are_scored_from_their_own_train_pairs(examples_workdir, 
   train_right = lambda o: o["models"]["meta_mlp"]["families"]["1d_move_1p"]["train"]["correct"]
   assert train_right(fitted) > train_right(out)
   with open(tmp_path / "r" / "arc1d_eval.md") as f:
-    assert "fitted to those pairs (meta_mlp: 30 Adam steps on its theta at rate 0.01)" in f.read()
+    assert ("chosen on or fitted to those pairs (meta_mlp: 30 Adam steps on its theta at "
+            "rate 0.01)") in f.read()
   with pytest.raises(ValueError, match=r"--refine_target='w'; allowed"):
     eval_arc1d.run(workdir, data, intent="examples", refine_steps=3, refine_target="w")
 

@@ -320,7 +320,7 @@ def _refined(refinements) -> str:
              if r["steps"] or r.get("search_families")}
   if not refined:
     return ""
-  return (", and the program is then fitted to those pairs (" + "; ".join(
+  return (", and the program is then chosen on or fitted to those pairs (" + "; ".join(
       f"{n}: {refine_lib.describe(r)}" for n, r in refined.items()) + "), so the train-pair figure of a refined model is "
       "partly a fit")
 
