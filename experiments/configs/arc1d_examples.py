@@ -22,7 +22,13 @@ hypernetwork), the label readout and its pair-statistics parameter head (378):
 Meta-MLP 419,050, Meta-gMLP 393,626, Meta-GNN 413,751, in-context direct
 412,922 (d_model 100).
 
-Measured with the gated support refinement below (BUILD_NOTES.md, "Support
+Measured with the intent search and gates below (BUILD_NOTES.md, "Intent
+search"; the same trained run re-scored, 45 minutes here, 2026-12-05): ID / val /
+OOD Meta-MLP 0.853 / 0.290 / 0.216, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN
+0.702 / 0.572 / 0.303; official trained-family tasks 0.760 / 0.460 / 0.540
+(seeds 2 / 1 / 0; label-intent programs 0.800 / 0.580 / 0.530).
+
+Measured with the gated support refinement, no search (BUILD_NOTES.md, "Support
 refinement gated"; the same run re-scored, 2026-12-04): ID / val / OOD Meta-MLP
 0.844 / 0.287 / 0.218, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN 0.657 / 0.582 /
 0.297; official trained-family tasks 0.740 / 0.460 / 0.460 (seeds 2 / 1 / 0;
