@@ -133,9 +133,7 @@ def support_loss_per_set(task, spec, theta_BxT, support) -> jax.Array:
 
 def support_solved(task, spec, theta_BxT, support) -> jax.Array:
   """bool[B]: each program maps every present support input to its output exactly."""
-  out = jax.vmap(execute_lib.execute, (None, 0, 0))(spec, theta_BxT, support.x)
-  ok_BxK = task.exact_match(out, support.y, None) > 0
-  return jnp.all(ok_BxK | ~support.mask, -1)
+  return support_fit(task, spec, theta_BxT, support)[0] == support.mask.sum(-1)
 
 
 def support_fit(task, spec, theta_BxT, support) -> tuple[jax.Array, jax.Array]:
@@ -158,8 +156,8 @@ def can_search(model, task) -> bool:
           and hasattr(task, "label_candidates"))
 
 
-# A support set's score of a candidate: exact pairs first; the loss (clipped
-# below this) only breaks ties, so one more exact pair always wins.
+# A support set's score of a candidate: exact pairs first; the loss, capped at
+# this, only breaks ties, so one more exact pair always wins.
 _LOSS_CAP = 100.0
 
 
