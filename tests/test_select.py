@@ -171,3 +171,23 @@ def test_the_id_and_val_score_reads_the_id_intents_and_can_choose_otherwise(tmp_
   assert "Chosen on the mean of ID and val" in text and "**0.600**" in text
   with pytest.raises(ValueError, match=r"score='ood'; allowed: \['val', 'id\+val'\]"):
     select.run(c, "refine_steps=0", str(tmp_path / "x"), [model], trained=trained, score="ood")
+
+
+def test_a_grid_key_a_model_overrides_is_refused(tmp_path):
+  from experiments.configs import arc1d_examples  # pylint: disable=g-import-not-at-top
+  c = arc1d_examples.get_config()   # Meta-gMLP has its own refine gate
+  with pytest.raises(ValueError, match=r"grid path 'refine_gate' does not reach meta_gmlp: "
+                     r"config.refine_by_model.meta_gmlp.gate='held_out' overrides it; name "
+                     r"'refine_by_model.meta_gmlp.gate'"):
+    select.run(c, "refine_gate=support_wrong", str(tmp_path / "sel"), models=["meta_gmlp"],
+               trained=str(tmp_path / "none"))
+  assert not os.path.exists(tmp_path / "sel")
+  # The per-model path reaches it, and a model without its own value is reached.
+  select._check_not_shadowed(c, select.all_axes(select.parse_grids(  # pylint: disable=protected-access
+      "refine_by_model.meta_gmlp.gate=support_wrong")), ["meta_gmlp"])
+  select._check_not_shadowed(c, [("refine_steps", [0])], ["meta_gmlp"])  # pylint: disable=protected-access
+  # ... and is an evaluation key a trained workdir may be re-scored with.
+  from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  workdir_lib.prepare(str(tmp_path / "trained"), c)
+  select._check_trained(c, [("refine_by_model.meta_gmlp.gate", ["support_wrong"])],  # pylint: disable=protected-access
+                        str(tmp_path / "trained"))

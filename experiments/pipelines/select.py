@@ -149,7 +149,7 @@ def _rematch(cfg, base_config, task, overrides) -> None:
 def _check_trained(config, axes, trained: str) -> None:
   """ValueError unless every grid path is an evaluation key and `trained`
   holds a run of `config` (evaluation keys aside)."""
-  bad = [p for p, _ in axes if p not in loop.REFINE_KEYS]
+  bad = [p for p, _ in axes if p.split(".")[0] not in loop.REFINE_KEYS]
   if bad:
     raise ValueError(f"grid paths {bad} change training; with a trained workdir the grid "
                      f"may name only evaluation keys {list(loop.REFINE_KEYS)}.")
@@ -158,6 +158,21 @@ def _check_trained(config, axes, trained: str) -> None:
   if changes:
     raise ValueError(f"{trained} holds a run of another config "
                      f"({workdir_lib.describe(changes)}); pass the config it was trained with.")
+
+
+def _check_not_shadowed(config, axes, models) -> None:
+  """ValueError if a grid path `refine_<field>` would be overridden, for one of
+  `models`, by that model's own value in config.refine_by_model (the
+  candidates would then all score the same for it)."""
+  by_model = config.get("refine_by_model") or {}
+  for path, _ in axes:
+    field = path[len("refine_"):] if path.startswith("refine_") else None
+    for name in models:
+      own = by_model.get(name) or {}
+      if field in own:
+        raise ValueError(f"grid path {path!r} does not reach {name}: "
+                         f"config.refine_by_model.{name}.{field}={own[field]!r} overrides it; "
+                         f"name 'refine_by_model.{name}.{field}' in the grid instead.")
 
 
 SCORES = ("val", "id+val")
@@ -186,6 +201,7 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
     raise ValueError(f"models {unknown} are not in config.models {list(config.models)}.")
   grids = parse_grids(grid)
   axes = all_axes(grids)
+  _check_not_shadowed(config, axes, models)
   if trained:
     _check_trained(config, axes, trained)
   cands = [c for part in grids for c in candidates(config, part, rematch=not trained)]
