@@ -41,3 +41,20 @@ def test_markdown_has_validation_column_and_family_rows():
   assert "| move_right | val | 0.300 ± 0.200 |" in md
   assert "| flip | ID | 0.900 ± 0.100 |" in md
   assert "| flip | OOD |" not in md
+
+
+def test_results_md_names_every_active_refinement(tmp_path):
+  # A search with no steps counts; an old results.json entry (no search keys,
+  # 0 steps) does not.
+  refinement = {"meta_gnn": {"steps": 0, "learning_rate": 0.01, "target": "theta",
+                             "gate": "always", "search_families": 3, "search_radius": 1},
+                "meta_mlp": {"steps": 0, "learning_rate": 0.01, "target": "theta"}}
+  results_lib.write_all(str(tmp_path), tasks.get("arc1d"),
+                        {**RESULTS, "refinement": refinement,
+                         "intents": {"train": ["flip", "move_right,k=1", "move_right,k=2"],
+                                     "val": ["move_right,k=4"], "ood": ["move_right,k=3"]}})
+  with open(tmp_path / "results.md") as f:
+    md = f.read()
+  assert ("before they were scored (`train.refine`; the in-context model is never refined): "
+          "meta_gnn: the intent searched over the readout's 3 best families (parameters +-1) "
+          "on the support pairs.\n") in md

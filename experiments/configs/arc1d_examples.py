@@ -208,6 +208,10 @@ REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 #       --grid="refine_search_families=3;refine_steps=0 | refine_search_families=3"
 #   python -m experiments.select ... --models=meta_gnn --score=id+val \
 #       --grid="refine_search_families=3;refine_gate=support_wrong"
+# (These commands, and the thirty-ninth session's above, ran before the config
+# held per-model values; on this config `select` refuses a grid key that a
+# model's refine_by_model entry overrides and names the per-model path instead,
+# e.g. --grid="refine_by_model.meta_mlp.search_families=0,3,9".)
 SEARCH_BY_MODEL = {"meta_mlp": 3, "meta_gnn": 3}
 REFINE_GATE_BY_MODEL["meta_gnn"] = "support_wrong"
 

@@ -119,7 +119,8 @@ TASK_CHUNK = 8
 def _example_forward(model, task, refinement: refine_lib.Refinement):
   """(params, support [1, K, L]) -> the task's program: x [1, TASK_CHUNK, L] ->
   predictions int32[TASK_CHUNK, L]. A hypernetwork synthesizes θ once per task
-  (refined on the task's own support pairs when refinement.steps > 0); the
+  (its intent searched on, or θ refined on, the task's own support pairs when
+  the refinement is active); the
   in-context model reads the support pairs with every query."""
   if refine_lib.is_active(refinement) and refine_lib.can_refine(model):
     theta = refine_lib.jitted(model, task, refinement)
@@ -316,8 +317,7 @@ def _overall(per_family) -> dict[str, Any]:
 
 
 def _refined(refinements) -> str:
-  refined = {n: r for n, r in (refinements or {}).items()
-             if r["steps"] or r.get("search_families")}
+  refined = {n: r for n, r in (refinements or {}).items() if refine_lib.is_active(r)}
   if not refined:
     return ""
   return (", and the program is then chosen on or fitted to those pairs (" + "; ".join(

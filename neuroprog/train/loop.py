@@ -626,7 +626,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   if extended:
     out["extended"] = extended
   refined = {n: refinement_of(config, n)._asdict() for n in _get(config, "models")}
-  if any(r["steps"] or r["search_families"] for r in refined.values()):
+  if any(refine_lib.is_active(r) for r in refined.values()):
     out["refinement"] = refined
   names = list(_get(config, "models"))
   with MetricWriter(workdir) as writer:

@@ -89,25 +89,27 @@ class Refinement(NamedTuple):
   search_radius: int = 1
 
 
-def is_active(refinement: Refinement) -> bool:
-  """Whether `refinement` changes anything: steps or a search."""
+def is_active(refinement) -> bool:
+  """Whether `refinement` changes anything: steps or a search. A `Refinement`
+  or its `_asdict()` as results.json stores it (older files lack the search
+  keys: no search)."""
+  if isinstance(refinement, dict):
+    refinement = Refinement(**refinement)
   return bool(refinement.steps or refinement.search_families)
 
 
-def _check_count(value, name: str, what: str) -> int:
+def _check_count(value, name: str, what: str) -> None:
   if isinstance(value, bool) or not isinstance(value, int) or value < 0:
     raise ValueError(f"{name}={value!r}; allowed: an int >= 0{what}.")
-  return int(value)
 
 
 def check(steps, learning_rate, target, gate="always", search_families=0, search_radius=1,
           prefix: str = "refine_") -> Refinement:
   """A validated `Refinement`; ValueError naming the bad value (as prefix + the
   field, e.g. "config.refine_steps") and what is allowed."""
+  _check_count(steps, f"{prefix}steps", " (0: no refinement)")
   _check_count(search_families, f"{prefix}search_families", " (0: no search)")
   _check_count(search_radius, f"{prefix}search_radius", "")
-  if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-    raise ValueError(f"{prefix}steps={steps!r}; allowed: an int >= 0 (0: no refinement).")
   if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)) \
       or not learning_rate > 0:
     raise ValueError(f"{prefix}learning_rate={learning_rate!r}; allowed: a number > 0.")

@@ -143,10 +143,11 @@ def write_all(workdir: str, task, results: dict[str, Any]) -> str:
             "best seed chosen with test knowledge (an upper bound); "
             "'OOD of val-selected seed' picks the seed by validation intents.\n\n")
     f.write(table + "\n")
-    refined = {n: r for n, r in (results.get("refinement") or {}).items() if r["steps"]}
+    refined = {n: r for n, r in (results.get("refinement") or {}).items()
+               if refine_lib.is_active(r)}
     if refined:
-      f.write("\nPrograms fitted to their own support pairs before they were scored "
-              "(`train.refine`; the in-context model is never refined): " + "; ".join(
+      f.write("\nPrograms chosen on or fitted to their own support pairs before they were "
+              "scored (`train.refine`; the in-context model is never refined): " + "; ".join(
                   f"{n}: {refine_lib.describe(r)}" for n, r in refined.items()) + ".\n")
     if results.get("pending"):
       f.write(f"\nStill training (not in this table yet): {', '.join(results['pending'])}.\n")
