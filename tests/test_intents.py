@@ -307,12 +307,12 @@ def test_refinement_is_chosen_on_validation_of_the_trained_run_and_used_by_synth
     return original(self, params_S, intents_, key)
   monkeypatch.setattr(loop.Trainer, "evaluate", recording)
   refined_with = []
-  original_outputs = refine.outputs
+  original_refined = refine.refined_theta_per_seed
 
-  def traced(model, task, params, support, x, refinement):
+  def traced(model, task, params_S, support, refinement):
     refined_with.append(refinement)
-    return original_outputs(model, task, params, support, x, refinement)
-  monkeypatch.setattr(refine, "outputs", traced)
+    return original_refined(model, task, params_S, support, refinement)
+  monkeypatch.setattr(refine, "refined_theta_per_seed", traced)
   result = select.run(config, "refine_steps=0,20;refine_learning_rate=0.01", str(tmp_path),
                       trained=workdir)
   assert refined_with == [refine.Refinement(20, 0.01, "theta")]   # candidate 1 only

@@ -319,3 +319,74 @@ def test_search_settings_are_checked_before_any_work(tiny):
                          ._asdict()).startswith("the intent searched over the readout's 9 best "
                                                 "families (parameters +-2) on the support "
                                                 "pairs, then 50 Adam steps on its intent")
+
+
+def _marked(task, mark, level):
+  """The task, with a pair counted exact when its target's first cell is
+  `mark` (a set whose targets all start with it is solved whatever θ says)
+  or when the program's first output cell prefers colour 0 to colour 1 by
+  more than `level` (so that seeds differ in which sets they solve).
+  Exactness depends only on a set's own outputs and grids, never on its row,
+  as the real task's does."""
+
+  class Marked:
+    loss = staticmethod(task.loss)
+    label_candidates = staticmethod(task.label_candidates)
+
+    @staticmethod
+    def exact_match(out, y, params):
+      del params
+      return ((y[..., 0] == mark) | (out[..., 0, 0] - out[..., 0, 1] > level)).astype(
+          jnp.float32)
+  return Marked
+
+
+@pytest.mark.parametrize("gate,search", [("support_wrong", 0), ("held_out", 0),
+                                         ("support_wrong", 3)])
+def test_steps_run_only_on_the_sets_the_gate_may_change(tiny_readout, gate, search):
+  task, model, params, support = tiny_readout
+  # Eight sets: the four drawn and the same with their pairs' order reversed;
+  # sets 0 and 4 have every target marked, so no gate refines them.
+  flip = lambda a: jnp.concatenate([a, a[:, ::-1]])
+  support = support._replace(x=flip(support.x), y=flip(support.y), mask=flip(support.mask))
+  mark = 7
+  support = support._replace(y=support.y.at[jnp.array([0, 4]), :, 0].set(mark))
+  params_S = jax.tree_util.tree_map(
+      lambda a, b: jnp.stack([a, b]),
+      params, model.init(jax.random.key(9), support))
+  refinement = refine.Refinement(20, 0.05, "intent", gate, search_families=search)
+  # The level: the median over seed 1's sets of its worst pair's preference,
+  # so that seed 1 solves about half of its sets (seed 0's untrained
+  # programs prefer either colour by less).
+  _, theta0 = refine._initial(  # pylint: disable=protected-access
+      model, task, jax.tree_util.tree_map(lambda a: a[1], params_S), support, refinement)
+  out = jax.vmap(executor.execute, (None, 0, 0))(model.spec, theta0, support.x)
+  marked = _marked(task, mark, float(np.median((out[..., 0, 0] - out[..., 0, 1]).min(-1))))
+  theta0_S, needs_S = jax.vmap(lambda p: refine.needs_refinement(
+      model, marked, p, support, refinement))(params_S)
+  needs_S = np.asarray(needs_S)
+  assert not needs_S[:, [0, 4]].any()
+  # The test means something only if the seeds need different sets, and not all.
+  assert needs_S.sum() < needs_S.size and (needs_S[0] != needs_S[1]).any(), needs_S
+  full_S = jax.jit(jax.vmap(lambda p: refine.refined_theta(
+      model, marked, p, support, refinement)))(params_S)
+  theta_S = refine.refined_theta_per_seed(model, marked, params_S, support, refinement)
+  # Sets no gate refines: the synthesized programs, exactly, in both paths.
+  np.testing.assert_array_equal(np.asarray(theta_S)[~needs_S], np.asarray(theta0_S)[~needs_S])
+  # The others: the same refinement in a smaller batch (float rounding only).
+  loss = lambda th, s: np.asarray(refine.support_loss_per_set(task, model.spec, th[s], support))
+  for s in range(2):
+    np.testing.assert_allclose(loss(theta_S, s), loss(full_S, s), atol=0.01)
+    kept_full = np.isclose(np.asarray(full_S[s]), np.asarray(theta0_S[s]), atol=1e-5).all(-1)
+    kept = np.isclose(np.asarray(theta_S[s]), np.asarray(theta0_S[s]), atol=1e-5).all(-1)
+    np.testing.assert_array_equal(kept, kept_full)
+  # Something was refined at all (the comparison is not between two θ0s).
+  assert not np.allclose(np.asarray(full_S)[needs_S], np.asarray(theta0_S)[needs_S], atol=1e-3)
+
+
+def test_refinement_rows_are_rounded_up_to_a_sixteenth_of_the_batch():
+  assert refine._bucket(0, 200) == 0          # pylint: disable=protected-access
+  assert refine._bucket(1, 200) == 13         # pylint: disable=protected-access
+  assert refine._bucket(14, 200) == 26        # pylint: disable=protected-access
+  assert refine._bucket(199, 200) == 200      # pylint: disable=protected-access
+  assert refine._bucket(3, 4) == 3            # pylint: disable=protected-access

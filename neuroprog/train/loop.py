@@ -22,6 +22,7 @@ import optax
 
 from neuroprog import intents as intents_lib
 from neuroprog import meta, specs as specs_lib, tasks
+from neuroprog.programs import executor as execute_lib
 from neuroprog.run import checkpoint, config as config_lib, loop as run_loop, parallel
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.run.logs import logger
@@ -471,6 +472,8 @@ class Trainer:
 
     self.chunk = run_loop.scan_chunks(seeds_step)
     self._exact_match_S = jax.jit(self._exact_match_per_seed, static_argnames="draws")
+    self._exact_match_theta_S = jax.jit(self._exact_match_from_theta,
+                                        static_argnames="draws")
     self._init = jax.jit(jax.vmap(
         lambda k: step_lib.init_state(self.model, task, self.opt, k)),
         out_shardings=parallel.seed_sharding(self.mesh))
@@ -510,6 +513,12 @@ class Trainer:
     # own support set and n // draws queries.
     feats_r, ip_r = jnp.tile(feats, (draws, 1)), jnp.tile(ip, (draws, 1))
     u, x, y = step_lib.draw(model, task, key, feats_r, ip_r, n // draws)
+    refinement = refinement_of(self.config, self.name)
+    if refine_lib.is_active(refinement) and refine_lib.can_refine(model):
+      # Host-level: the refinement steps run only on the support sets its gate
+      # may change (`refine.refined_theta_per_seed`).
+      theta_S = refine_lib.refined_theta_per_seed(model, task, params_S, u, refinement)
+      return np.asarray(self._exact_match_theta_S(theta_S, x, y, ip_r, draws=draws))
     return np.asarray(self._exact_match_S(params_S, u, x, y, ip_r, draws=draws))
 
   def _exact_match_per_seed(self, params_S, u, x, y, ip_r, *, draws):
@@ -523,15 +532,18 @@ class Trainer:
     # function is built once per Trainer (in __init__): a run that evaluates
     # every few hundred steps (bench_tta, select) compiles once per intent
     # count instead of once per call, and the examples are not baked into HLO.
-    refinement = refinement_of(self.config, self.name)
-
     def one_seed(params):
-      if refine_lib.is_active(refinement) and refine_lib.can_refine(self.model):
-        out = refine_lib.outputs(self.model, self.task, params, u, x, refinement)
-      else:
-        out = step_lib.outputs_for(self.model, params, u, x)
+      out = step_lib.outputs_for(self.model, params, u, x)
       return self.task.exact_match(out, y, ip_r).mean(-1).reshape(draws, -1).mean(0)
     return jax.vmap(one_seed)(params_S)
+
+  def _exact_match_from_theta(self, theta_S, x, y, ip_r, *, draws):
+    """As `_exact_match_per_seed`, from each seed's programs θ float32[S, B *
+    draws, T] (refined ones) instead of its params."""
+    def one_seed(theta_BxT):
+      out = jax.vmap(execute_lib.execute, (None, 0, 0))(self.model.spec, theta_BxT, x)
+      return self.task.exact_match(out, y, ip_r).mean(-1).reshape(draws, -1).mean(0)
+    return jax.vmap(one_seed)(theta_S)
 
 
 SPLITS = ("id", "val", "ood")

@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from neuroprog.programs import executor as execute_lib
@@ -196,17 +197,22 @@ def searched_intent(model, task, params, support, refinement: Refinement):
   return u_BxF, theta_BxT
 
 
+def _initial(model, task, params, support, refinement: Refinement):
+  """(u float32[B, F], θ0 float32[B, T]): what the hypernetwork reads for each
+  of B support sets (the searched intent with search_families > 0) and the
+  program it synthesizes from it, before any refinement step."""
+  if refinement.search_families:
+    return searched_intent(model, task, params, support, refinement)
+  u_BxF = model.intent_input(params, support)
+  return u_BxF, model.learner._apply(params["learner"], u_BxF)  # pylint: disable=protected-access
+
+
 def _synthesize_and_refine(model, task, params, support, refinement: Refinement):
   """(θ0, θ) float32[B, T]: the synthesized programs (from the searched intent
   with search_families > 0) and the same after `refinement.steps` Adam steps
   on each set's own support loss (gate ignored)."""
-  learner = model.learner
-  synthesize = lambda u: learner._apply(params["learner"], u)  # pylint: disable=protected-access
-  if refinement.search_families:
-    u_BxF, theta0_BxT = searched_intent(model, task, params, support, refinement)
-  else:
-    u_BxF = model.intent_input(params, support)
-    theta0_BxT = synthesize(u_BxF)
+  synthesize = lambda u: model.learner._apply(params["learner"], u)  # pylint: disable=protected-access
+  u_BxF, theta0_BxT = _initial(model, task, params, support, refinement)
   if refinement.steps == 0:
     return theta0_BxT, theta0_BxT
   if refinement.target == "theta":
@@ -291,6 +297,95 @@ def jitted(model, task, refinement: Refinement):
   `neuroprog.synthesize` with new pairs, a task loop) compile once per shape."""
   return jax.jit(lambda params, support: refined_theta(model, task, params, support,
                                                        refinement))
+
+
+def needs_refinement(model, task, params, support, refinement: Refinement):
+  """(θ0 float32[B, T], needs bool[B]): the programs before any refinement
+  step (searched as `refinement` says) and the sets whose `refined_theta` may
+  differ from them. Every other set's `refined_theta` is θ0 exactly, so only
+  the sets marked need the steps:
+
+    no steps:        none.
+    "always":        all.
+    "support_wrong": the sets whose θ0 maps some present support pair wrongly.
+    "held_out":      the sets with a held-out fold (`leave_one_out`) whose pair
+                     the fold's own θ0 maps wrongly; where every held-out pair
+                     is already exact, refinement cannot win one, the gain is
+                     at most 0 and θ0 is kept.
+
+  Forward passes only (the folds' θ0 for "held_out"). Pure and jittable.
+  """
+  _, theta0_BxT = _initial(model, task, params, support, refinement)
+  B = theta0_BxT.shape[0]
+  if not refinement.steps:
+    return theta0_BxT, jnp.zeros((B,), bool)
+  if refinement.gate == "support_wrong":
+    return theta0_BxT, ~support_solved(task, model.spec, theta0_BxT, support)
+  if refinement.gate == "held_out":
+    folds, held_BxK = leave_one_out(support)
+    _, fold0_KBxT = _initial(model, task, params, folds, refinement)
+    K = held_BxK.shape[1]
+    out = jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, fold0_KBxT, folds.x)
+    exact_KBxK = task.exact_match(out, folds.y, None) > 0
+    # exact[j * B + b, j]: fold j's own held-out pair, before refinement.
+    before_BxK = jnp.diagonal(exact_KBxK.reshape(K, B, K), axis1=0, axis2=2)
+    return theta0_BxT, (held_BxK & ~before_BxK).any(-1)
+  return theta0_BxT, jnp.ones((B,), bool)
+
+
+def _bucket(count: int, total: int) -> int:
+  """Rows to refine for `count` needing sets of `total`: count rounded up to
+  a sixteenth of total, so that a batch compiles for at most 16 sizes."""
+  step = max(1, -(-total // 16))
+  return min(total, -(-count // step) * step)
+
+
+@functools.lru_cache(maxsize=32)
+def _per_seed_stages(model, task, refinement: Refinement):
+  """The jitted stages of `refined_theta_per_seed` for one (model, task,
+  refinement), each mapped over a leading seed axis of the params."""
+  first = jax.jit(jax.vmap(
+      lambda p, s: needs_refinement(model, task, p, s, refinement), (0, None)))
+
+  def refine_rows(params, support, idx_M):
+    rows = jax.tree_util.tree_map(lambda a: a[idx_M], support)
+    return refined_theta(model, task, params, rows, refinement)
+  second = jax.jit(jax.vmap(refine_rows, (0, None, 0)))
+  # Scatter the refined rows back; index B (out of range) marks padding, dropped.
+  merge = jax.jit(jax.vmap(lambda t0, t, idx: t0.at[idx].set(t, mode="drop")))
+  whole = jax.jit(jax.vmap(lambda p, s: refined_theta(model, task, p, s, refinement),
+                           (0, None)))
+  return first, second, merge, whole
+
+
+def refined_theta_per_seed(model, task, params_S, support, refinement: Refinement):
+  """θ float32[S, B, T]: `refined_theta` of each of S seeds' params (a leading
+  axis S on every leaf) for the same B support sets, with the refinement steps
+  spent only on the sets `needs_refinement` marks (gathered per seed into one
+  batch of M rows, M the largest count over seeds rounded up by `_bucket`).
+  Each set is refined independently, so the result is `refined_theta`'s up to
+  float rounding (a set refined inside another batch size), at a cost of
+  forward passes plus M / B of the steps. Not jittable: M is read on the host.
+  """
+  first, second, merge, whole = _per_seed_stages(model, task, refinement)
+  if refinement.gate == "always" or not refinement.steps:
+    return whole(params_S, support)
+  theta0_SxBxT, needs_SxB = first(params_S, support)
+  needs_SxB = np.asarray(needs_SxB)
+  S, B = needs_SxB.shape
+  M = _bucket(int(needs_SxB.sum(1).max()), B)
+  if M == 0:
+    return theta0_SxBxT
+  if M == B:
+    return whole(params_S, support)
+  gather_SxM = np.zeros((S, M), np.int32)
+  scatter_SxM = np.full((S, M), B, np.int32)
+  for s in range(S):
+    rows = np.flatnonzero(needs_SxB[s])
+    gather_SxM[s, :len(rows)] = rows
+    scatter_SxM[s, :len(rows)] = rows
+  theta_SxMxT = second(params_S, support, gather_SxM)
+  return merge(theta0_SxBxT, theta_SxMxT, scatter_SxM)
 
 
 def can_refine(model) -> bool:
