@@ -196,6 +196,9 @@ def test_each_model_may_have_its_own_refinement():
   assert loop.refinement_of(config, "meta_gnn") == refine.Refinement(20, 0.001, "intent",
                                                                      "always")
   assert loop.refinement_of(config) == refine.Refinement(50, 0.001, "theta")
+  # A record of refinements leaves out the direct baseline, never refined.
+  assert list(loop.refinements_of(config, ("direct", "meta_gnn", "meta_mlp"))) == [
+      "meta_gnn", "meta_mlp"]
   # A model the run does not train may have its values (as in learning_rates:
   # `--config.models` picks models of a config that names them all); a name
   # that is no model is refused.

@@ -16,11 +16,23 @@ reads the support pairs and the query grid itself).
 Everything else (splits, budget, intents and examples per step, steps,
 learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
 of this one; 3 seeds (its first 3 of 5), so that the command takes about 2
-hours here (1 h 47 min to 2 h 01 min on the hosts measured). Capacity: every model within 10% of 400,000 parameters counting the
+hours here (1 h 47 min to 2 h 01 min on the hosts measured before the gated
+refinement; 1 h 23 min in one piece, with it, on the forty-first session's
+host, below). Capacity: every model within 10% of 400,000 parameters counting the
 encoder (14,032 parameters with the pair statistics, the same for every
 hypernetwork), the label readout and its pair-statistics parameter head (378):
 Meta-MLP 419,050, Meta-gMLP 393,626, Meta-GNN 413,751, in-context direct
 412,922 (d_model 100).
+
+Measured in one piece, the config as it stands (BUILD_NOTES.md, "Issue 27's
+command in one piece"; `--config.models="('meta_mlp','meta_gmlp','meta_gnn',
+'direct')"`, 2026-12-05, 02:22:55-03:45:54 UTC, 1 h 23 min on a 2-core Intel
+Xeon @ 2.80GHz with an fp32 matmul rate of 379 GFLOP/s, whose training seconds
+(3,170 in all) are half those of the hosts of the figures below): ID / val /
+OOD Meta-MLP 0.853 / 0.290 / 0.216, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN
+0.702 / 0.572 / 0.303, in-context direct 0.542 / 0.091 / 0.091 (each the
+earlier run's to the digit); official trained-family tasks 0.760 / 0.460 /
+0.540 / 0.270 (then `eval_arc1d`, 6 minutes).
 
 Measured with the intent search and gates below (BUILD_NOTES.md, "Intent
 search"; the same trained run re-scored, 45 minutes here, 2026-12-05): ID / val /

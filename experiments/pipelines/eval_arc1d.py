@@ -123,10 +123,16 @@ def _example_forward(model, task, refinement: refine_lib.Refinement):
   the refinement is active); the
   in-context model reads the support pairs with every query."""
   if refine_lib.is_active(refinement) and refine_lib.can_refine(model):
-    theta = refine_lib.jitted(model, task, refinement)
     run = jax.jit(lambda th, x: task.predict(
         jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, th, x), None)[0])
-    return lambda params, support: functools.partial(run, theta(params, support))
+
+    def program(params, support):
+      # One seed as a seed axis of 1: the refinement steps run only where the
+      # gate may change the program (a task whose pairs θ0 solves skips them).
+      params_S = jax.tree_util.tree_map(lambda a: a[None], params)
+      theta = refine_lib.refined_theta_per_seed(model, task, params_S, support, refinement)
+      return functools.partial(run, theta[0])
+    return program
 
   @jax.jit
   def f(params, support, x):
@@ -265,7 +271,8 @@ def _run_examples(workdir, data, config, models, seed, out_dir,
     folders.append((folder.name, intent, io.load(folder)))   # errors name the file
   results = {"workdir": workdir, "data": str(data), "intent": "examples",
              "shots": int(config.shots),
-             "refinement": {n: r._asdict() for n, r in refinements.items()},
+             "refinement": {n: r._asdict() for n, r in refinements.items()
+                            if n in loop.refinements_of(config, models)},
              "unmapped": [], "models": {}}
   for name in models:
     r = synthesis.load_run(workdir, name)

@@ -318,6 +318,13 @@ def refinement_of(config, name: Optional[str] = None) -> refine_lib.Refinement:
   return refine_lib.check(**values, prefix=prefix)
 
 
+def refinements_of(config, names) -> dict[str, refine_lib.Refinement]:
+  """`refinement_of` each model named, leaving out the direct baseline (it
+  emits no θ and is never refined), so that a record of refinements names
+  only models that were refined."""
+  return {n: refinement_of(config, n) for n in names if meta.base_name(n) != "direct"}
+
+
 def target_spec(config):
   """The target spec of a config: `config.spec` parsed (`specs.from_config`),
   else the task's default. ValueError naming a bad field."""
@@ -637,7 +644,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   extended = workdir_lib.extensions(workdir)
   if extended:
     out["extended"] = extended
-  refined = {n: refinement_of(config, n)._asdict() for n in _get(config, "models")}
+  refined = {n: r._asdict() for n, r in refinements_of(config, _get(config, "models")).items()}
   if any(refine_lib.is_active(r) for r in refined.values()):
     out["refinement"] = refined
   names = list(_get(config, "models"))
