@@ -224,6 +224,13 @@ REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 # held per-model values; on this config `select` refuses a grid key that a
 # model's refine_by_model entry overrides and names the per-model path instead,
 # e.g. --grid="refine_by_model.meta_mlp.search_families=0,3,9".)
+# Forty-first session, on that session's one-piece run (which reproduced the
+# rows above to the digit): Meta-gMLP with 3 families and support_wrong 0.644 /
+# 0.311 / 0.477, below its held_out gate without a search (0.488), which it keeps:
+#   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
+#       --config.models="('meta_mlp','meta_gmlp','meta_gnn','direct')" \
+#       --trained=workdirs/arc1d_examples --models=meta_gmlp --score=id+val \
+#       --grid="refine_search_families=3;refine_by_model.meta_gmlp.gate=support_wrong"
 SEARCH_BY_MODEL = {"meta_mlp": 3, "meta_gnn": 3}
 REFINE_GATE_BY_MODEL["meta_gnn"] = "support_wrong"
 
