@@ -373,16 +373,20 @@ def test_steps_run_only_on_the_sets_the_gate_may_change(tiny_readout, gate, sear
   assert needs_S.sum() < needs_S.size and (needs_S[0] != needs_S[1]).any(), needs_S
   full_S = jax.jit(jax.vmap(lambda p: refine.refined_theta(
       model, marked, p, support, refinement)))(params_S)
-  theta_S = refine.refined_theta_per_seed(model, marked, params_S, support, refinement)
-  # Sets no gate refines: the synthesized programs, exactly, in both paths.
-  np.testing.assert_array_equal(np.asarray(theta_S)[~needs_S], np.asarray(theta0_S)[~needs_S])
-  # The others: the same refinement in a smaller batch (float rounding only).
   loss = lambda th, s: np.asarray(refine.support_loss_per_set(task, model.spec, th[s], support))
-  for s in range(2):
-    np.testing.assert_allclose(loss(theta_S, s), loss(full_S, s), atol=0.01)
-    kept_full = np.isclose(np.asarray(full_S[s]), np.asarray(theta0_S[s]), atol=1e-5).all(-1)
-    kept = np.isclose(np.asarray(theta_S[s]), np.asarray(theta0_S[s]), atol=1e-5).all(-1)
-    np.testing.assert_array_equal(kept, kept_full)
+  # One batch for both seeds, and one per seed.
+  for per_seed in (False, True):
+    theta_S = refine.refined_theta_per_seed(model, marked, params_S, support, refinement,
+                                            per_seed=per_seed)
+    # Sets no gate refines: the synthesized programs, exactly.
+    np.testing.assert_array_equal(np.asarray(theta_S)[~needs_S],
+                                  np.asarray(theta0_S)[~needs_S])
+    # The others: the same refinement in a smaller batch (float rounding only).
+    for s in range(2):
+      np.testing.assert_allclose(loss(theta_S, s), loss(full_S, s), atol=0.01)
+      kept_full = np.isclose(np.asarray(full_S[s]), np.asarray(theta0_S[s]), atol=1e-5).all(-1)
+      kept = np.isclose(np.asarray(theta_S[s]), np.asarray(theta0_S[s]), atol=1e-5).all(-1)
+      np.testing.assert_array_equal(kept, kept_full)
   # Something was refined at all (the comparison is not between two θ0s).
   assert not np.allclose(np.asarray(full_S)[needs_S], np.asarray(theta0_S)[needs_S], atol=1e-3)
 

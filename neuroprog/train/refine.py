@@ -358,14 +358,24 @@ def _per_seed_stages(model, task, refinement: Refinement):
   return first, second, merge, whole
 
 
-def refined_theta_per_seed(model, task, params_S, support, refinement: Refinement):
+# Seeds whose marked counts differ this much are refined one at a time: the
+# rows saved must outweigh a compile per seed and the smaller batches.
+_PER_SEED_SHARE = 0.75
+
+
+def refined_theta_per_seed(model, task, params_S, support, refinement: Refinement,
+                           per_seed=None):
   """θ float32[S, B, T]: `refined_theta` of each of S seeds' params (a leading
   axis S on every leaf) for the same B support sets, with the refinement steps
-  spent only on the sets `needs_refinement` marks (gathered per seed into one
-  batch of M rows, M the largest count over seeds rounded up by `_bucket`).
-  Each set is refined independently, so the result is `refined_theta`'s up to
-  float rounding (a set refined inside another batch size), at a cost of
-  forward passes plus M / B of the steps. Not jittable: M is read on the host.
+  spent only on the sets `needs_refinement` marks.
+
+  The marked sets are gathered into one batch of S x M rows, M the largest
+  count over seeds rounded up by `_bucket`; or, with per_seed (None: when the
+  seeds' own rounded counts add up to at most `_PER_SEED_SHARE` of S x M), each
+  seed's into its own batch, one call per seed. Each set is refined
+  independently, so the result is `refined_theta`'s up to float rounding (a
+  set refined inside another batch size), at a cost of forward passes plus the
+  steps on the rows gathered. Not jittable: the batch sizes are read on the host.
   """
   first, second, merge, whole = _per_seed_stages(model, task, refinement)
   if refinement.gate == "always" or not refinement.steps:
@@ -373,19 +383,38 @@ def refined_theta_per_seed(model, task, params_S, support, refinement: Refinemen
   theta0_SxBxT, needs_SxB = first(params_S, support)
   needs_SxB = np.asarray(needs_SxB)
   S, B = needs_SxB.shape
-  M = _bucket(int(needs_SxB.sum(1).max()), B)
+  rows = [np.flatnonzero(needs_SxB[s]) for s in range(S)]
+  M = _bucket(max(len(r) for r in rows), B)
   if M == 0:
     return theta0_SxBxT
-  if M == B:
+  own = sum(_bucket(len(r), B) for r in rows)
+  if per_seed is None:
+    per_seed = S > 1 and own <= _PER_SEED_SHARE * S * M
+  if M == B and not per_seed:
     return whole(params_S, support)
-  gather_SxM = np.zeros((S, M), np.int32)
-  scatter_SxM = np.full((S, M), B, np.int32)
-  for s in range(S):
-    rows = np.flatnonzero(needs_SxB[s])
-    gather_SxM[s, :len(rows)] = rows
-    scatter_SxM[s, :len(rows)] = rows
-  theta_SxMxT = second(params_S, support, gather_SxM)
-  return merge(theta0_SxBxT, theta_SxMxT, scatter_SxM)
+
+  def gathered(sets, size):
+    """(gather, scatter) int32[len(sets), size]: each seed's marked rows, padded
+    (gather: row 0; scatter: B, out of range, dropped)."""
+    gather = np.zeros((len(sets), size), np.int32)
+    scatter = np.full((len(sets), size), B, np.int32)
+    for i, r in enumerate(sets):
+      gather[i, :len(r)] = r
+      scatter[i, :len(r)] = r
+    return gather, scatter
+
+  if not per_seed:
+    gather, scatter = gathered(rows, M)
+    return merge(theta0_SxBxT, second(params_S, support, gather), scatter)
+  out = []
+  for s, r in enumerate(rows):
+    theta0_1 = theta0_SxBxT[s:s + 1]
+    if len(r):
+      one = jax.tree_util.tree_map(lambda a, s=s: a[s:s + 1], params_S)
+      gather, scatter = gathered([r], _bucket(len(r), B))
+      theta0_1 = merge(theta0_1, second(one, support, gather), scatter)
+    out.append(theta0_1)
+  return jnp.concatenate(out)
 
 
 def can_refine(model) -> bool:
