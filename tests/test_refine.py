@@ -313,6 +313,11 @@ def test_search_settings_are_checked_before_any_work(tiny):
   with pytest.raises(ValueError, match=r"search_families=3 searches the snapped label"):
     task, model, params, support, _, _ = tiny
     refine.refined_theta(model, task, params, support, refine.Refinement(search_families=3))
+  # The evaluation's per-seed path refuses it before its first forward pass.
+  with pytest.raises(ValueError, match=r"search_families=3 searches the snapped label"):
+    task, model, params, support, _, _ = tiny
+    refine.refined_theta_per_seed(model, task, jax.tree_util.tree_map(lambda a: a[None], params),
+                                  support, refine.Refinement(search_families=3))
   loop.validate_config(loop.default_config(**TINY, **READOUT, refine_search_families=9,
                                            refine_search_radius=2))
   assert refine.describe(refine.Refinement(search_families=3)._asdict()) == (

@@ -271,8 +271,8 @@ def _run_examples(workdir, data, config, models, seed, out_dir,
     folders.append((folder.name, intent, io.load(folder)))   # errors name the file
   results = {"workdir": workdir, "data": str(data), "intent": "examples",
              "shots": int(config.shots),
-             "refinement": {n: r._asdict() for n, r in refinements.items()
-                            if n in loop.refinements_of(config, models)},
+             "refinement": {n: refinements[n]._asdict()
+                            for n in loop.refinements_of(config, models)},
              "unmapped": [], "models": {}}
   for name in models:
     r = synthesis.load_run(workdir, name)

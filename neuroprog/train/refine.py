@@ -252,16 +252,33 @@ def leave_one_out(support) -> tuple:
   return folds, held_BxK
 
 
+def held_out_exact(task, spec, theta_KBxT, folds) -> jax.Array:
+  """bool[B, K]: for each set b and fold j (`leave_one_out`'s row j * B + b,
+  θ float32[K * B, T] of every fold), whether the fold's program maps its own
+  held-out pair j exactly."""
+  K = folds.mask.shape[1]
+  B = folds.mask.shape[0] // K
+  out = jax.vmap(execute_lib.execute, (None, 0, 0))(spec, theta_KBxT, folds.x)
+  exact_KBxK = task.exact_match(out, folds.y, None) > 0
+  # exact[j * B + b, j]: fold j's own held-out pair.
+  return jnp.diagonal(exact_KBxK.reshape(K, B, K), axis1=0, axis2=2)
+
+
 def held_out_gain(task, spec, theta0_KBxT, theta_KBxT, folds, held_BxK) -> jax.Array:
   """int32[B]: held-out pairs exact after refinement minus before, summed over
   each set's folds (`leave_one_out`'s rows, θ0 and θ of every fold)."""
-  B, K = held_BxK.shape
-  exact = lambda th: task.exact_match(
-      jax.vmap(execute_lib.execute, (None, 0, 0))(spec, th, folds.x), folds.y, None) > 0
-  # exact[j * B + b, j]: fold j's own held-out pair.
-  pick = lambda e_KBxK: jnp.diagonal(e_KBxK.reshape(K, B, K), axis1=0, axis2=2)  # [B, K]
-  diff_BxK = pick(exact(theta_KBxT)).astype(jnp.int32) - pick(exact(theta0_KBxT))
+  diff_BxK = (held_out_exact(task, spec, theta_KBxT, folds).astype(jnp.int32)
+              - held_out_exact(task, spec, theta0_KBxT, folds))
   return jnp.where(held_BxK, diff_BxK, 0).sum(-1)
+
+
+def _check_search(model, task, refinement: Refinement) -> None:
+  """ValueError, before any work, for a search on a model or task without one."""
+  if refinement.search_families and not can_search(model, task):
+    raise ValueError(f"{getattr(model, 'name', model)}: search_families="
+                     f"{refinement.search_families} searches the snapped label readout; "
+                     "this model does not read one (needs label_input and the 'snapped' "
+                     "or 'teacher' feed) or the task has no label_candidates. Allowed: 0.")
 
 
 def refined_theta(model, task, params, support, refinement: Refinement) -> jax.Array:
@@ -270,11 +287,7 @@ def refined_theta(model, task, params, support, refinement: Refinement) -> jax.A
   set's own support loss, kept per set as `refinement.gate` says (`GATES`).
   Pure and jittable (refinement is static).
   """
-  if refinement.search_families and not can_search(model, task):
-    raise ValueError(f"{getattr(model, 'name', model)}: search_families="
-                     f"{refinement.search_families} searches the snapped label readout; "
-                     "this model does not read one (needs label_input and the 'snapped' "
-                     "or 'teacher' feed) or the task has no label_candidates. Allowed: 0.")
+  _check_search(model, task, refinement)
   if refinement.gate == "held_out" and refinement.steps:
     B = support.mask.shape[0]
     folds, held_BxK = leave_one_out(support)
@@ -315,6 +328,7 @@ def needs_refinement(model, task, params, support, refinement: Refinement):
 
   Forward passes only (the folds' θ0 for "held_out"). Pure and jittable.
   """
+  _check_search(model, task, refinement)
   _, theta0_BxT = _initial(model, task, params, support, refinement)
   B = theta0_BxT.shape[0]
   if not refinement.steps:
@@ -324,11 +338,7 @@ def needs_refinement(model, task, params, support, refinement: Refinement):
   if refinement.gate == "held_out":
     folds, held_BxK = leave_one_out(support)
     _, fold0_KBxT = _initial(model, task, params, folds, refinement)
-    K = held_BxK.shape[1]
-    out = jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, fold0_KBxT, folds.x)
-    exact_KBxK = task.exact_match(out, folds.y, None) > 0
-    # exact[j * B + b, j]: fold j's own held-out pair, before refinement.
-    before_BxK = jnp.diagonal(exact_KBxK.reshape(K, B, K), axis1=0, axis2=2)
+    before_BxK = held_out_exact(task, model.spec, fold0_KBxT, folds)
     return theta0_BxT, (held_BxK & ~before_BxK).any(-1)
   return theta0_BxT, jnp.ones((B,), bool)
 
@@ -377,6 +387,7 @@ def refined_theta_per_seed(model, task, params_S, support, refinement: Refinemen
   set refined inside another batch size), at a cost of forward passes plus the
   steps on the rows gathered. Not jittable: the batch sizes are read on the host.
   """
+  _check_search(model, task, refinement)
   first, second, merge, whole = _per_seed_stages(model, task, refinement)
   if refinement.gate == "always" or not refinement.steps:
     return whole(params_S, support)
