@@ -100,6 +100,11 @@ def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
   for key in ("ood_intents", "val_intents", "steps", "intents_per_step",
               "examples_per_intent", "learning_rates"):
     assert config[key] == label[key], key
+  # The hypernetworks are their label-intent twins' (Meta-gMLP with θ_base, chosen
+  # on arc1d.py's validation intents); only the in-context model is its own.
+  for model in ("meta_mlp", "meta_gmlp", "meta_gnn"):
+    assert config.model_configs[model] == label.model_configs[model], model
+  assert label.model_configs.meta_gmlp.base_program is True
   # The support refinement chosen on the trained run (the config's comments).
   assert [loop.refinement_of(config, m) for m in ("meta_mlp", "meta_gmlp", "meta_gnn")] == [
       refine.Refinement(50, 1e-3, "intent", g, search)

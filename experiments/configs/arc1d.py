@@ -44,10 +44,21 @@ from neuroprog.train import loop
 # neuroprog.train.loop.matched_model_configs("arc1d", budget=PARAM_BUDGET).
 # tests/test_configs.py re-checks the 10% match.
 PARAM_BUDGET = 400_000
+# Meta-gMLP's learned intent-independent program θ_base (`base_program`, zero
+# at init; 17,547 more parameters, 396,576 in all) was chosen on the validation
+# intents, 3 seeds x the protocol's 3,500 steps (forty-second session,
+# 2026-12-05, BUILD_NOTES.md "Meta-gMLP's plateau"; ID / val without 0.800 /
+# 0.412 ± 0.071, seeds' ID 0.818 / 0.876 / 0.706; with 0.883 / 0.526 ± 0.032,
+# seeds' ID 0.870 / 0.878 / 0.901; OOD not evaluated):
+#   python -m experiments.select --config=experiments/configs/arc1d.py \
+#       --config.seeds=3 --models=meta_gmlp \
+#       --grid="model_configs.meta_gmlp.base_program=False,True"
+# Without it the learner sits on a loss plateau (about 0.55) until a step that
+# varies by seed; a per-entry program lets every entry leave it at once.
 MODEL_CONFIGS = {
     "direct": {"d_model": 156},
     "meta_mlp": {"hidden": 22},
-    "meta_gmlp": {"hidden": 2},
+    "meta_gmlp": {"hidden": 2, "base_program": True},
     "meta_gnn": {"d": 17},
 }
 
