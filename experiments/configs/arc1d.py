@@ -29,7 +29,11 @@ Measured (BUILD_NOTES.md, "1D-ARC on the CPU protocol"): the whole command took
 the cores shared). OOD mean ± std over 5 seeds: direct 0.169 ± 0.020, Meta-MLP
 0.226 ± 0.043, Meta-gMLP 0.282 ± 0.031, Meta-GNN 0.293 ± 0.013 (paper 0.603 /
 0.625 / 0.610 / 0.713); ID 0.942 / 0.881 / 0.831 / 0.740: 3,500 steps do not
-reach the training-intent criterion of 0.95 for any model.
+reach the training-intent criterion of 0.95 for any model. Meta-gMLP as
+configured now (with θ_base, below), trained alone at this protocol
+(`--config.models="('meta_gmlp',)"`, 12 minutes, 2026-12-05): ID 0.877 ±
+0.028, val 0.350 ± 0.153, OOD 0.332 ± 0.035; official trained-family tasks
+0.705 (seed 0) against 0.580 before.
 
 Cost on this CPU (`python benchmarks/bench_meta.py --tasks arc1d
 --widths=config --config_seeds 5`, 2-core AVX-512 host, matmul 283-299
