@@ -21,10 +21,21 @@ refinement; 1 h 23 min in one piece, with it, on the forty-first session's
 host, below). Capacity: every model within 10% of 400,000 parameters counting the
 encoder (14,032 parameters with the pair statistics, the same for every
 hypernetwork), the label readout and its pair-statistics parameter head (378):
-Meta-MLP 419,050, Meta-gMLP 393,626, Meta-GNN 413,751, in-context direct
-412,922 (d_model 100).
+Meta-MLP 419,050, Meta-gMLP 411,173 (with the learned base program θ_base of
+`arc1d.py`'s Meta-gMLP, which its example twin inherits; 393,626 before the
+forty-second session), Meta-GNN 413,751, in-context direct 412,922 (d_model
+100).
 
-Measured in one piece, the config as it stands (BUILD_NOTES.md, "Issue 27's
+Measured in one piece, the config as it stands (BUILD_NOTES.md, "Meta-gMLP's
+plateau"; the command above with `--config.models="('meta_mlp','meta_gmlp',
+'meta_gnn','direct')"`, 2026-12-05, 05:49:06-07:43:26 UTC, 1 h 54 min on a
+2-core Intel Xeon @ 2.80GHz that slowed during the run): ID / val / OOD
+Meta-MLP 0.853 / 0.290 / 0.216, Meta-gMLP with θ_base 0.849 / 0.483 / 0.316,
+Meta-GNN 0.702 / 0.572 / 0.303, in-context direct 0.542 / 0.091 / 0.091;
+official trained-family tasks 0.760 / 0.660 / 0.540 / 0.270 (label-intent
+programs as configured 0.800 / 0.705 / 0.530; `eval_arc1d`, 7 min 29 s).
+
+Measured in one piece before θ_base (BUILD_NOTES.md, "Issue 27's
 command in one piece"; `--config.models="('meta_mlp','meta_gmlp','meta_gnn',
 'direct')"`, 2026-12-05, 02:22:55-03:45:54 UTC, 1 h 23 min on a 2-core Intel
 Xeon @ 2.80GHz with an fp32 matmul rate of 379 GFLOP/s, whose training seconds
