@@ -107,8 +107,7 @@ def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
   assert label.model_configs.meta_gmlp.base_program is True
   # The support refinement chosen on the trained run (the config's comments).
   assert [loop.refinement_of(config, m) for m in ("meta_mlp", "meta_gmlp", "meta_gnn")] == [
-      refine.Refinement(50, 1e-3, "intent", g, search)
-      for g, search in (("support_wrong", 3), ("held_out", 0), ("support_wrong", 3))]
+      refine.Refinement(50, 1e-3, "intent", "support_wrong", 3)] * 3
   task = loop.build_task(config)
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()   # with the encoder

@@ -242,8 +242,23 @@ REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 #       --config.models="('meta_mlp','meta_gmlp','meta_gnn','direct')" \
 #       --trained=workdirs/arc1d_examples --models=meta_gmlp --score=id+val \
 #       --grid="refine_search_families=3;refine_by_model.meta_gmlp.gate=support_wrong"
-SEARCH_BY_MODEL = {"meta_mlp": 3, "meta_gnn": 3}
+# Forty-third session, re-chosen for the Meta-gMLP with θ_base (the learner
+# changed in the forty-second session; its gate had been chosen on the old
+# one), on the forty-second session's one-piece run /work/runs/s42_arc1d_examples
+# (2026-12-05, 08:23-08:52 UTC, BUILD_NOTES.md "Meta-gMLP's gate re-chosen";
+# OOD not evaluated). ID / val / mean: held_out without a search (the gate
+# then configured, from that run's results) 0.849 / 0.483 / 0.666,
+# support_wrong 0.840 / 0.572 / 0.706, always 0.823 / 0.577 / 0.700, no
+# refinement 0.844 / 0.282 / 0.563, 3 families with held_out 0.857 / 0.487 /
+# 0.672, 3 families with support_wrong 0.847 / 0.581 / 0.714 (chosen):
+#   python -m experiments.select --config=experiments/configs/arc1d_examples.py \
+#       --config.models="('meta_mlp','meta_gmlp','meta_gnn','direct')" \
+#       --trained=workdirs/arc1d_examples --models=meta_gmlp --score=id+val \
+#       --grid="refine_by_model.meta_gmlp.gate=support_wrong,always | refine_steps=0 | \
+#   refine_search_families=3;refine_by_model.meta_gmlp.gate=support_wrong,held_out"
+SEARCH_BY_MODEL = {"meta_mlp": 3, "meta_gmlp": 3, "meta_gnn": 3}
 REFINE_GATE_BY_MODEL["meta_gnn"] = "support_wrong"
+REFINE_GATE_BY_MODEL["meta_gmlp"] = "support_wrong"
 
 
 def get_config():
