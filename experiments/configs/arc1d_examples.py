@@ -26,8 +26,17 @@ Meta-MLP 419,050, Meta-gMLP 411,173 (with the learned base program θ_base of
 forty-second session), Meta-GNN 413,751, in-context direct 412,922 (d_model
 100).
 
-Measured in one piece, the config as it stands (BUILD_NOTES.md, "Meta-gMLP's
-plateau"; the command above with `--config.models="('meta_mlp','meta_gmlp',
+Measured with the config as it stands (BUILD_NOTES.md, "Meta-gMLP's gate
+re-chosen"; the one-piece run below, Meta-gMLP's checkpoints re-scored under
+its new gate, 2026-12-05): ID / val / OOD Meta-MLP 0.853 / 0.290 / 0.216,
+Meta-gMLP with θ_base 0.847 / 0.581 / 0.335, Meta-GNN 0.702 / 0.572 / 0.303,
+in-context direct 0.542 / 0.091 / 0.091; official trained-family tasks 0.760
+/ 0.745 / 0.540 / 0.270 (label-intent programs as configured 0.800 / 0.705 /
+0.530). Not re-timed in one piece with the new gate, whose re-scoring took 4
+minutes against 8 for held_out inside the run below.
+
+Measured in one piece with Meta-gMLP's earlier held_out gate (BUILD_NOTES.md,
+"Meta-gMLP's plateau"; the command above with `--config.models="('meta_mlp','meta_gmlp',
 'meta_gnn','direct')"`, 2026-12-05, 05:49:06-07:43:26 UTC, 1 h 54 min on a
 2-core Intel Xeon @ 2.80GHz that slowed during the run): ID / val / OOD
 Meta-MLP 0.853 / 0.290 / 0.216, Meta-gMLP with θ_base 0.849 / 0.483 / 0.316,
@@ -256,6 +265,15 @@ REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 #       --trained=workdirs/arc1d_examples --models=meta_gmlp --score=id+val \
 #       --grid="refine_by_model.meta_gmlp.gate=support_wrong,always | refine_steps=0 | \
 #   refine_search_families=3;refine_by_model.meta_gmlp.gate=support_wrong,held_out"
+# Meta-MLP's keys re-checked the same way on the same run (forty-third session;
+# ID / val / mean: 50 steps as configured 0.853 / 0.290 / 0.572, 100 steps
+# 0.845 / 0.277 / 0.561, 200 steps 0.837 / 0.278 / 0.558, rate 3e-3 0.840 /
+# 0.275 / 0.558, rate 1e-2 0.832 / 0.247 / 0.540, parameter radius 2 0.853 /
+# 0.283 / 0.568, gate always 0.838 / 0.290 / 0.564): unchanged.
+#   python -m experiments.select ... --models=meta_mlp --score=id+val \
+#       --grid="refine_by_model.meta_mlp.steps=50,100,200 | \
+#   refine_by_model.meta_mlp.learning_rate=0.003,0.01 | \
+#   refine_by_model.meta_mlp.search_radius=2 | refine_by_model.meta_mlp.gate=always"
 SEARCH_BY_MODEL = {"meta_mlp": 3, "meta_gmlp": 3, "meta_gnn": 3}
 REFINE_GATE_BY_MODEL["meta_gnn"] = "support_wrong"
 REFINE_GATE_BY_MODEL["meta_gmlp"] = "support_wrong"
