@@ -59,6 +59,12 @@ PARAM_BUDGET = 400_000
 #       --grid="model_configs.meta_gmlp.base_program=False,True"
 # Without it the learner sits on a loss plateau (about 0.55) until a step that
 # varies by seed; a per-entry program lets every entry leave it at once.
+# The same option for Meta-GNN lost on validation (forty-third session, 3 seeds
+# x 3,500 steps, 2026-12-05; ID / val without 0.719 / 0.531 ± 0.016, with
+# 0.790 / 0.475 ± 0.043; OOD not evaluated), so Meta-GNN keeps none:
+#   python -m experiments.select --config=experiments/configs/arc1d.py \
+#       --config.seeds=3 --models=meta_gnn \
+#       --grid="model_configs.meta_gnn.base_program=False,True"
 MODEL_CONFIGS = {
     "direct": {"d_model": 156},
     "meta_mlp": {"hidden": 22},
