@@ -269,7 +269,10 @@ REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 # ID / val / mean: 50 steps as configured 0.853 / 0.290 / 0.572, 100 steps
 # 0.845 / 0.277 / 0.561, 200 steps 0.837 / 0.278 / 0.558, rate 3e-3 0.840 /
 # 0.275 / 0.558, rate 1e-2 0.832 / 0.247 / 0.540, parameter radius 2 0.853 /
-# 0.283 / 0.568, gate always 0.838 / 0.290 / 0.564): unchanged.
+# 0.283 / 0.568, gate always 0.838 / 0.290 / 0.564; refining θ itself, with
+# the search and gate, at 3e-4 0.848 / 0.220 / 0.534 and 1e-3 0.829 / 0.198 /
+# 0.513, --grid="refine_by_model.meta_mlp.target=theta;\
+# refine_by_model.meta_mlp.learning_rate=0.0003,0.001"): unchanged.
 #   python -m experiments.select ... --models=meta_mlp --score=id+val \
 #       --grid="refine_by_model.meta_mlp.steps=50,100,200 | \
 #   refine_by_model.meta_mlp.learning_rate=0.003,0.01 | \
