@@ -176,6 +176,7 @@ def test_the_id_and_val_score_reads_the_id_intents_and_can_choose_otherwise(tmp_
 def test_a_grid_key_a_model_overrides_is_refused(tmp_path):
   from experiments.configs import arc1d_examples  # pylint: disable=g-import-not-at-top
   c = arc1d_examples.get_config()   # Meta-gMLP has its own refine gate
+  c.refine_by_model.meta_gmlp.gate = "held_out"
   with pytest.raises(ValueError, match=r"grid path 'refine_gate' does not reach meta_gmlp: "
                      r"config.refine_by_model.meta_gmlp.gate='held_out' overrides it; name "
                      r"'refine_by_model.meta_gmlp.gate'"):

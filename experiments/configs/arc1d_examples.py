@@ -215,6 +215,7 @@ INTENT_LABEL_PARAMETER = "pair_stats"
 # here) has not run; it keeps "always", which under the same score beats no
 # refinement (ID / val 0.657 / 0.582 against 0.632 / 0.490).
 REFINE = {"steps": 50, "learning_rate": 0.001, "target": "intent"}
+# (Meta-gMLP's and Meta-GNN's gates were re-chosen later; see the end.)
 REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 # Fortieth session: the intent search (`train.refine.searched_intent`): the
 # readout's best families, each with its parameter estimate and one step
@@ -254,7 +255,7 @@ REFINE_GATE_BY_MODEL = {"meta_mlp": "support_wrong", "meta_gmlp": "held_out"}
 # Forty-third session, re-chosen for the Meta-gMLP with θ_base (the learner
 # changed in the forty-second session; its gate had been chosen on the old
 # one), on the forty-second session's one-piece run /work/runs/s42_arc1d_examples
-# (2026-12-05, 08:23-08:52 UTC, BUILD_NOTES.md "Meta-gMLP's gate re-chosen";
+# (2026-12-05, 08:23-08:41 UTC, BUILD_NOTES.md "Meta-gMLP's gate re-chosen";
 # OOD not evaluated). ID / val / mean: held_out without a search (the gate
 # then configured, from that run's results) 0.849 / 0.483 / 0.666,
 # support_wrong 0.840 / 0.572 / 0.706, always 0.823 / 0.577 / 0.700, no
