@@ -554,6 +554,13 @@ class ExampleIntentModel:
                 synthesis) it reads the snapped readout. Recognise, then
                 synthesize, in two parts trained side by side: the encoder is
                 not trained through `execute`.
+  With twin_draws (the "teacher" feed only) the learner is initialised with
+  the init key itself, as its label-intent twin is, and `train.step.draw`
+  draws a batch's query examples with the key its twin's batch uses and the
+  support pairs with a key of their own: under clipping of the learner's
+  gradient apart from the reader's, the learner then trains on its twin's
+  batches from its twin's init, so the example and label programs of a seed
+  differ only in how the intent is read.
   """
   learner: Any
   encoder: ExampleSetEncoder
@@ -566,6 +573,7 @@ class ExampleIntentModel:
   label_units: Optional[tuple[float, ...]] = None
   gate_parameter: Optional[Callable[[jax.Array, jax.Array], jax.Array]] = None
   param_groups: int = 0
+  twin_draws: bool = False
 
   @property
   def name(self):
@@ -599,6 +607,8 @@ class ExampleIntentModel:
 
   def _init(self, key, probe: SupportSet, probe_labels=None):
     k_enc, k_learner = jax.random.split(key)
+    if self.twin_draws:
+      k_learner = key
     enc = self.encoder.init(k_enc, probe)["params"]
     u = self.encoder.apply({"params": enc}, probe)
     params = {"encoder": enc}
@@ -731,8 +741,8 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
          vocab_size: int, label_dim: int = 0, label_weight: float = 0.0,
          label_input: bool = False, label_feed: str = "joint",
          snap: Optional[Callable[[jax.Array], jax.Array]] = None,
-         label_units=None, gate_parameter=None, param_groups: int = 0
-         ) -> ExampleIntentModel:
+         label_units=None, gate_parameter=None, param_groups: int = 0,
+         twin_draws: bool = False) -> ExampleIntentModel:
   """`learner` (built for intent_dim = out_dim, or label_dim with
   label_input) with an example-set encoder.
 
@@ -745,6 +755,8 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   multipliers of the readout loss's error (`label_error`), or None.
   gate_parameter, param_groups: the parameter head (a task's
   `with_gated_parameter` and its `param_groups`; needs a readout).
+  twin_draws: the learner's init key and training queries are its
+  label-intent twin's (`ExampleIntentModel`; needs label_feed="teacher").
   """
   _check_grid_target(spec, shots)
   label_dim, label_weight = _check_label_readout(label_dim, label_weight)
@@ -756,6 +768,12 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
   if gate_parameter is not None and (not label_dim or param_groups < 1):
     raise ValueError(f"a gated parameter head needs a label readout (label_dim={label_dim}) "
                      f"and param_groups >= 1 (got {param_groups}).")
+  if not isinstance(twin_draws, bool):
+    raise ValueError(f"twin_draws={twin_draws!r}; allowed: True or False.")
+  if twin_draws and label_feed != "teacher":
+    raise ValueError(f"twin_draws=True trains the learner on its label-intent twin's "
+                     f"batches, which only the 'teacher' feed reads; got "
+                     f"label_feed={label_feed!r}.")
   cfg = encoder_config(options)
   width = label_dim if label_input else cfg["out_dim"]
   if learner.intent_dim != width:
@@ -767,4 +785,5 @@ def wrap(learner, spec: specs_lib.Spec, shots: int, options=None, *, pad: int,
                             label_input=bool(label_input), label_feed=label_feed,
                             snap=snap, label_units=label_units,
                             gate_parameter=gate_parameter,
-                            param_groups=int(param_groups) if gate_parameter else 0)
+                            param_groups=int(param_groups) if gate_parameter else 0,
+                            twin_draws=twin_draws)

@@ -54,6 +54,12 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # intent reader's (encoder, readout heads) are clipped to grad_clip each,
     # so that a large label-loss gradient does not rescale the learner's step.
     "grad_clip_scope": "joint",
+    # Example intents with the "teacher" feed: True inits each hypernetwork
+    # with its label-intent twin's key and draws its training queries with its
+    # twin's keys (the support pairs with keys of their own; needs
+    # grad_clip_scope="per_part"), so a seed's learner trains as its twin does
+    # and the two intent kinds are compared on common random numbers.
+    "teacher_twin_draws": False,
     "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
     "ood_intents": None,       # None: the task's default OOD intents
@@ -168,7 +174,7 @@ def on_target(config, spec, model_configs, **values) -> ml_collections.ConfigDic
 ADDED_KEYS = {k: SCHEMA.defaults[k]
               for k in ("intent", "shots", "intent_encoder", "intent_label_loss",
                         "intent_label_input", "intent_label_feed", "intent_label_units",
-                        "intent_label_parameter", "grad_clip_scope",
+                        "intent_label_parameter", "grad_clip_scope", "teacher_twin_draws",
                         "refine_steps", "refine_learning_rate", "refine_target",
                         "refine_gate", "refine_by_model", "refine_search_families",
                         "refine_search_radius")}
@@ -265,6 +271,16 @@ def validate_config(config) -> None:
                      "Allowed: 'joint', or config.intent='examples'.")
   if scope == "per_part" and not _get(config, "grad_clip"):
     raise ValueError("config.grad_clip_scope='per_part' needs config.grad_clip > 0.")
+  twin = _get(config, "teacher_twin_draws")
+  if not isinstance(twin, bool):
+    raise ValueError(f"config.teacher_twin_draws={twin!r}; allowed: True or False.")
+  if twin and (kind != "examples" or _get(config, "intent_label_feed") != "teacher"
+               or scope != "per_part"):
+    raise ValueError(
+        "config.teacher_twin_draws=True trains each hypernetwork on its label-intent twin's "
+        "batches; it needs config.intent='examples', config.intent_label_feed='teacher' and "
+        "config.grad_clip_scope='per_part' (got "
+        f"{kind!r}, {_get(config, 'intent_label_feed')!r}, {scope!r}).")
   models = _get(config, "models")
   for name in models:
     try:
@@ -374,6 +390,7 @@ def create_model(config, task, name):
                           label_input=label_input,
                           label_feed=_get(config, "intent_label_feed"),
                           snap=getattr(task, "snap_features", None), **readout,
+                          twin_draws=bool(_get(config, "teacher_twin_draws")),
                           **_gated_parameter(config, task))
 
 

@@ -67,9 +67,16 @@ def draw(model, task, key, u_BxF, ip_BxP, n_examples: int):
   intents: `shots` + n examples per intent from one generator call, the first
   `shots` as the support set that stands for the intent (so support and query
   share the (family, parameter) and nothing else), the rest as queries;
-  u_BxF is not read.
+  u_BxF is not read. A model with twin_draws (`intents.ExampleIntentModel`)
+  draws the n queries as its label-intent twin draws its examples (same key)
+  and the support set with fold_in(key, 1): the same distribution, since a
+  generator call draws every example independently given the intent.
   """
   shots = shots_of(model)
+  if shots and getattr(model, "twin_draws", False):
+    x, y = task.sample_params(key, ip_BxP, n_examples)
+    sx, sy = task.sample_params(jax.random.fold_in(key, 1), ip_BxP, shots)
+    return intents_lib.split_support(sx, sy, shots)[0], x, y
   x, y = task.sample_params(key, ip_BxP, shots + n_examples)
   if not shots:
     return u_BxF, x, y
