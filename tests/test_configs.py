@@ -108,6 +108,11 @@ def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
   # The support refinement chosen on the trained run (the config's comments).
   assert [loop.refinement_of(config, m) for m in ("meta_mlp", "meta_gmlp", "meta_gnn")] == [
       refine.Refinement(50, 1e-3, "intent", "support_wrong", 3)] * 3
+  # Meta-MLP and Meta-gMLP train on their label twins' init and batches (chosen on
+  # ID + validation); Meta-GNN on its own draws.
+  assert [loop.twin_draws(config, m) for m in ("meta_mlp", "meta_gmlp", "meta_gnn",
+                                               "direct")] == [True, True, False, False]
+  assert config.grad_clip_scope == "joint"
   task = loop.build_task(config)
   for model in config.models:
     n = loop.create_model(config, task, model).num_params()   # with the encoder

@@ -291,3 +291,69 @@ def test_command_is_quiet_by_default_refuses_a_changed_config_and_extends(tmp_pa
   assert "resumed from step 20" in longer.stderr and "CheckpointManager" in longer.stderr
   res = json.load(open(tmp_path / "results.json"))
   assert res["extended"][0]["steps"] == [20, 30] and res["models"]["meta_mlp"]["steps"] == 30
+
+
+
+def _twin_configs(**example_values):
+  """(label config, example config) of one tiny arc1d Meta-MLP."""
+  values = dict(task="arc1d", models=("meta_mlp",), seeds=1, steps=4,
+                intents_per_step=3, examples_per_intent=4,
+                model_configs={"meta_mlp": {"hidden": 4}})
+  example = dict(intent="examples", shots=2,
+                 intent_encoder={"width": 8, "heads": 2, "out_dim": 8},
+                 intent_label_loss=1.0, intent_label_input=True,
+                 intent_label_feed="teacher")
+  return (loop.default_config(**values),
+          loop.default_config(**values, **{**example, **example_values}))
+
+
+def _learner_after(config, steps):
+  task = loop.build_task(config)
+  tr = loop.Trainer(config, task, "meta_mlp")
+  state = tr.init()
+  first = state.params
+  state, _ = tr.chunk(state, 0, steps)
+  pick = (lambda p: p["learner"]) if config.intent == "examples" else (lambda p: p)
+  return pick(first), pick(state.params)
+
+
+def test_teacher_twin_draws_train_the_learner_as_its_label_intent_twin():
+  """teacher_twin_draws={model: True}: the teacher-fed learner starts from its
+  label-intent twin's init and trains on its twin's batches, its gradient
+  clipped apart from the reader's (grad_clip_scope stays "joint" here), bit for
+  bit; without it (support and queries from one generator call, the learner's
+  own init key) it is another draw."""
+  label, twin = _twin_configs(teacher_twin_draws={"meta_mlp": True})
+  loop.validate_config(twin)
+  assert twin.grad_clip_scope == "joint" and loop.twin_draws(twin, "meta_mlp")
+  assert isinstance(loop.create_optimizer(twin, "meta_mlp").init(
+      {"learner": {"w": np.zeros(2)}})[0], optax.MultiTransformState)
+  want = _learner_after(label, 3)
+  got = _learner_after(twin, 3)
+  for w, g in zip(want, got):
+    assert jax.tree_util.tree_structure(w) == jax.tree_util.tree_structure(g)
+    jax.tree_util.tree_map(np.testing.assert_array_equal, g, w)
+  moved = [float(np.abs(a - b).max()) for a, b in zip(jax.tree_util.tree_leaves(want[1]),
+                                                     jax.tree_util.tree_leaves(want[0]))]
+  assert max(moved) > 1e-4
+  # Without it the learner's init key is another one (and so are its queries).
+  config = _twin_configs()[1]
+  assert not loop.twin_draws(config, "meta_mlp")
+  task = loop.build_task(config)
+  other = loop.Trainer(config, task, "meta_mlp").init().params["learner"]
+  diffs = [float(np.abs(a - b).max()) for a, b in zip(jax.tree_util.tree_leaves(other),
+                                                     jax.tree_util.tree_leaves(want[0]))]
+  assert max(diffs) > 1e-3
+
+
+@pytest.mark.parametrize("twins,change,expect", [
+    ({"meta_mlp": True}, dict(intent_label_feed="snapped"),
+     r"teacher_twin_draws\['meta_mlp'\]=True .*\(got 'examples', 'snapped'\)"),
+    ({"meta_mlp": 1}, {}, r"teacher_twin_draws\['meta_mlp'\]=1; allowed: True or False"),
+    ({"direct": True}, {}, r"teacher_twin_draws\['direct'\]=True: the in-context model"),
+    ({"meta_mpl": True}, {}, r"config.teacher_twin_draws: .*meta_mpl"),
+])
+def test_teacher_twin_draws_is_refused_where_there_is_no_twin_to_follow(twins, change, expect):
+  config = _twin_configs(teacher_twin_draws=twins, **change)[1]
+  with pytest.raises(ValueError, match=expect):
+    loop.validate_config(config)

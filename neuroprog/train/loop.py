@@ -54,12 +54,14 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # intent reader's (encoder, readout heads) are clipped to grad_clip each,
     # so that a large label-loss gradient does not rescale the learner's step.
     "grad_clip_scope": "joint",
-    # Example intents with the "teacher" feed: True inits each hypernetwork
-    # with its label-intent twin's key and draws its training queries with its
-    # twin's keys (the support pairs with keys of their own; needs
-    # grad_clip_scope="per_part"), so a seed's learner trains as its twin does
-    # and the two intent kinds are compared on common random numbers.
-    "teacher_twin_draws": False,
+    # Example intents with the "teacher" feed: {model: True} for the
+    # hypernetworks that are initialised with their label-intent twin's key
+    # and draw their training queries with their twin's keys (the support
+    # pairs with keys of their own), their learner's gradient clipped apart
+    # from the reader's whatever grad_clip_scope says: such a learner trains
+    # as its twin does, so the two intent kinds are compared on common random
+    # numbers. Unnamed models: False.
+    "teacher_twin_draws": {},
     "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
     "ood_intents": None,       # None: the task's default OOD intents
@@ -271,16 +273,24 @@ def validate_config(config) -> None:
                      "Allowed: 'joint', or config.intent='examples'.")
   if scope == "per_part" and not _get(config, "grad_clip"):
     raise ValueError("config.grad_clip_scope='per_part' needs config.grad_clip > 0.")
-  twin = _get(config, "teacher_twin_draws")
-  if not isinstance(twin, bool):
-    raise ValueError(f"config.teacher_twin_draws={twin!r}; allowed: True or False.")
-  if twin and (kind != "examples" or _get(config, "intent_label_feed") != "teacher"
-               or scope != "per_part"):
-    raise ValueError(
-        "config.teacher_twin_draws=True trains each hypernetwork on its label-intent twin's "
-        "batches; it needs config.intent='examples', config.intent_label_feed='teacher' and "
-        "config.grad_clip_scope='per_part' (got "
-        f"{kind!r}, {_get(config, 'intent_label_feed')!r}, {scope!r}).")
+  twins = _get(config, "teacher_twin_draws") or {}
+  for name, twin in twins.items():
+    try:
+      base = meta.base_name(name)
+    except ValueError as e:
+      raise ValueError(f"config.teacher_twin_draws: {e}") from None
+    if not isinstance(twin, bool):
+      raise ValueError(f"config.teacher_twin_draws[{name!r}]={twin!r}; allowed: True or "
+                       "False.")
+    if twin and base == "direct":
+      raise ValueError(f"config.teacher_twin_draws[{name!r}]=True: the in-context model has "
+                       "no learner that a label feeds; allowed: hypernetworks only.")
+    if twin and (kind != "examples" or _get(config, "intent_label_feed") != "teacher"):
+      raise ValueError(
+          f"config.teacher_twin_draws[{name!r}]=True trains a hypernetwork on its "
+          "label-intent twin's batches; it needs config.intent='examples' and "
+          f"config.intent_label_feed='teacher' (got {kind!r}, "
+          f"{_get(config, 'intent_label_feed')!r}).")
   models = _get(config, "models")
   for name in models:
     try:
@@ -390,8 +400,14 @@ def create_model(config, task, name):
                           label_input=label_input,
                           label_feed=_get(config, "intent_label_feed"),
                           snap=getattr(task, "snap_features", None), **readout,
-                          twin_draws=bool(_get(config, "teacher_twin_draws")),
+                          twin_draws=twin_draws(config, name),
                           **_gated_parameter(config, task))
+
+
+def twin_draws(config, name) -> bool:
+  """Whether model entry `name` trains on its label-intent twin's init and
+  batches (config.teacher_twin_draws)."""
+  return bool((_get(config, "teacher_twin_draws") or {}).get(name, False))
 
 
 def _gated_parameter(config, task) -> dict:
@@ -448,7 +464,8 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
     adam = optax.adam(lr)
   if not clip:
     return adam
-  if _get(config, "grad_clip_scope") == "per_part":
+  # A twin-drawing learner is clipped as its twin is: on its own gradient.
+  if _get(config, "grad_clip_scope") == "per_part" or twin_draws(config, name):
     return optax.chain(clip_by_part(clip), adam)
   return optax.chain(optax.clip_by_global_norm(clip), adam)
 
