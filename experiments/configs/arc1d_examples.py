@@ -290,7 +290,7 @@ REFINE_GATE_BY_MODEL["meta_gmlp"] = "support_wrong"
 # Meta-GNN match their 3-seed label runs to every printed digit), and the
 # example and label programs of a seed differ only in how the intent is read.
 # Chosen per model on the mean of ID and validation, training the three
-# hypernetworks at the protocol's 3 seeds x 3,500 steps (2026-12-05, 11:12-12:12
+# hypernetworks at the protocol's 3 seeds x 3,500 steps (2026-12-05, 11:12-12:01
 # UTC, BUILD_NOTES.md "Common random numbers with the label twins"; OOD not
 # evaluated). ID / val / mean, twin draws against the configured draws (the
 # forty-second session's run, re-scored in the forty-third for Meta-gMLP):
