@@ -5,7 +5,9 @@ intent; the family and parameter are never an input of the encoder. With the
 teacher feed (below) the hypernetworks train as label-intent learners on the
 drawn intents' true label features, and at evaluation and synthesis read only
 the readout's recognised intent; the encoder learns from the label loss, not
-through `execute`. The direct baseline is the in-context Transformer (it
+through `execute`. Meta-MLP and Meta-gMLP also train on their label-intent
+twins' init and batches (`teacher_twin_draws`, below), so their rows compare
+with the same learners read from labels. The direct baseline is the in-context Transformer (it
 reads the support pairs and the query grid itself).
 
   python -m experiments.synthesize --config=experiments/configs/arc1d_examples.py \
@@ -26,7 +28,19 @@ Meta-MLP 419,050, Meta-gMLP 411,173 (with the learned base program θ_base of
 forty-second session), Meta-GNN 413,751, in-context direct 412,922 (d_model
 100).
 
-Measured with the config as it stands (BUILD_NOTES.md, "Meta-gMLP's gate
+Measured with the config as it stands (BUILD_NOTES.md, "Common random numbers
+with the label twins"; Meta-MLP and Meta-gMLP with their twins' draws, `python
+-m experiments.synthesize --config=experiments/configs/arc1d_examples.py
+--config.models="('meta_mlp','meta_gmlp')"`, 16 minutes, 2026-12-05; Meta-GNN
+and the in-context model from the one-piece run below): ID / val / OOD
+Meta-MLP 0.866 / 0.313 / 0.234, Meta-gMLP with θ_base 0.870 / 0.600 / 0.331,
+Meta-GNN 0.702 / 0.572 / 0.303, in-context direct 0.542 / 0.091 / 0.091;
+official trained-family tasks 0.815 / 0.740 / 0.540 / 0.270. The same learners
+read from labels (`arc1d.py`, 3 seeds; equal training losses): OOD 0.229 /
+0.346, official 0.805 / 0.750. Not re-timed in one piece; the parts add up to
+about 1 h 49 min.
+
+Measured before the twin draws (BUILD_NOTES.md, "Meta-gMLP's gate
 re-chosen"; the one-piece run below, Meta-gMLP's checkpoints re-scored under
 its new gate, 2026-12-05): ID / val / OOD Meta-MLP 0.853 / 0.290 / 0.216,
 Meta-gMLP with θ_base 0.847 / 0.581 / 0.335, Meta-GNN 0.702 / 0.572 / 0.303,
