@@ -300,8 +300,8 @@ REFINE_GATE_BY_MODEL["meta_gmlp"] = "support_wrong"
 # twin's key, draws its training queries with its twin's keys (its support
 # pairs with keys of their own) and has its gradient clipped apart from the
 # reader's, so it trains as its twin does (bit for bit on this host against a
-# label run with the same seed count: the training losses of Meta-gMLP and
-# Meta-GNN match their 3-seed label runs to every printed digit), and the
+# label run with the same seed count: the training losses of all three match
+# their 3-seed label runs at every logged step), and the
 # example and label programs of a seed differ only in how the intent is read.
 # Chosen per model on the mean of ID and validation, training the three
 # hypernetworks at the protocol's 3 seeds x 3,500 steps (2026-12-05, 11:12-12:01
