@@ -38,7 +38,7 @@ Meta-GNN 0.702 / 0.572 / 0.303, in-context direct 0.542 / 0.091 / 0.091;
 official trained-family tasks 0.815 / 0.740 / 0.540 / 0.270. The same learners
 read from labels (`arc1d.py`, 3 seeds; equal training losses): OOD 0.229 /
 0.346, official 0.805 / 0.750. Not re-timed in one piece; the parts add up to
-about 1 h 49 min.
+about 1 h 48 min.
 
 Measured before the twin draws (BUILD_NOTES.md, "Meta-gMLP's gate
 re-chosen"; the one-piece run below, Meta-gMLP's checkpoints re-scored under
