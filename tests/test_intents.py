@@ -658,6 +658,16 @@ def test_teacher_feed_trains_the_learner_on_true_labels_and_synthesizes_from_the
                                 snapped.theta_and_labels(params, support)[0])
   with pytest.raises(ValueError, match="needs the task's snap_features"):
     intents.check_label_feed("teacher", True, False)
+  # Twin draws follow a label-intent twin, which only the teacher feed trains as.
+  wrap = functools.partial(intents.wrap, teacher.learner, task.spec, 2,
+                           {"width": 8, "heads": 2, "out_dim": 8}, pad=task.pad,
+                           vocab_size=11, label_dim=task.feature_dim, label_weight=1.0,
+                           label_input=True, snap=task.snap_features)
+  assert wrap(label_feed="teacher", twin_draws=True).twin_draws
+  with pytest.raises(ValueError, match="twin_draws=True .* got label_feed='snapped'"):
+    wrap(label_feed="snapped", twin_draws=True)
+  with pytest.raises(ValueError, match="twin_draws=1; allowed: True or False"):
+    wrap(label_feed="teacher", twin_draws=1)
 
 
 def test_label_loss_in_the_intents_units():
