@@ -107,7 +107,8 @@ def test_arc1d_examples_config_is_the_cpu_protocol_with_example_intents():
   assert label.model_configs.meta_gmlp.base_program is True
   # The support refinement chosen on the trained run (the config's comments).
   assert [loop.refinement_of(config, m) for m in ("meta_mlp", "meta_gmlp", "meta_gnn")] == [
-      refine.Refinement(50, 1e-3, "intent", "support_wrong", 3)] * 3
+      refine.Refinement(50, 1e-3, "intent", gate, 3)
+      for gate in ("support_wrong", "always", "support_wrong")]
   # Meta-MLP and Meta-gMLP train on their label twins' init and batches (chosen on
   # ID + validation); Meta-GNN on its own draws.
   assert [loop.twin_draws(config, m) for m in ("meta_mlp", "meta_gmlp", "meta_gnn",
