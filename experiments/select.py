@@ -20,7 +20,9 @@ chosen on a finished run instead of retraining it:
 
 `--score=id+val` chooses on the mean of the ID and validation accuracies
 instead of validation alone (a refinement can move programs that were right;
-the ID intents show that cost).
+the ID intents show that cost). With `--trained` the setting as configured is
+re-scored as a row of the table too (`--configured` to ask for it, or
+`--noconfigured` to skip it), and a tie keeps it.
 """
 
 from absl import app
@@ -39,6 +41,10 @@ _TRAINED = flags.DEFINE_string(
 _SCORE = flags.DEFINE_enum(
     "score", "val", select.SCORES, "What is maximised: validation accuracy, or the mean of "
     "the ID and validation accuracies (for settings that can lose what a model does well).")
+_CONFIGURED = flags.DEFINE_boolean(
+    "configured", None, "Also score the setting as configured, as a row of the table "
+    "(default: with --trained only, where it costs one re-scoring; a grid candidate equal "
+    "to the config counts as it). A tie keeps the configured setting.")
 config_flags.DEFINE_config_file("config", None, "Training configuration file.",
                                 lock_config=True)
 flags.mark_flags_as_required(["config", "workdir", "grid"])
@@ -49,7 +55,8 @@ def main(argv):
     raise app.UsageError(f"Too many command-line arguments: {argv[1:]}")
   logs.setup_from_flags()
   result = select.run(flags.FLAGS.config, _GRID.value, _WORKDIR.value, _MODELS.value,
-                      trained=_TRAINED.value, score=_SCORE.value)
+                      trained=_TRAINED.value, score=_SCORE.value,
+                      configured=_CONFIGURED.value)
   print(select.markdown(result))
 
 

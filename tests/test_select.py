@@ -192,3 +192,44 @@ def test_a_grid_key_a_model_overrides_is_refused(tmp_path):
   workdir_lib.prepare(str(tmp_path / "trained"), c)
   select._check_trained(c, [("refine_by_model.meta_gmlp.gate", ["support_wrong"])],  # pylint: disable=protected-access
                         str(tmp_path / "trained"))
+
+
+def test_the_setting_as_configured_is_a_row_and_keeps_a_tie(tmp_path, monkeypatch):
+  from experiments.configs import arc1d_examples_test  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  c = arc1d_examples_test.get_config()
+  assert c.refine_steps == 0          # the configured value, absent from the grids below
+  trained = str(tmp_path / "trained")
+  workdir_lib.prepare(trained, c)
+  steps_seen = []
+  # 0 steps (configured) ties 50 steps on validation; 5 steps is worse.
+  table = {0: 0.4, 5: 0.2, 50: 0.4}
+
+  def fake(cfg, task, name, workdir, splits):
+    steps_seen.append(cfg.refine_steps)
+    v = table[cfg.refine_steps]
+    return {"num_params": 1, "seeds": [0, 1], "steps": cfg.steps, "val": {"v": [v] * 2},
+            "id_mean": [], "val_mean": [v] * 2}
+  monkeypatch.setattr(loop, "evaluate_trained", fake)
+  model = c.models[0]
+  out = select.run(c, "refine_steps=5,50", str(tmp_path / "a"), [model], trained=trained)
+  # The configured setting is re-scored last, and the tie keeps it.
+  assert steps_seen == [5, 50, 0]
+  assert [r["configured"] for r in out["rows"]] == [False, False, True]
+  assert out["chosen"][model] == {"candidate": 2, "overrides": {}, "val_score": 0.4,
+                                  "score": 0.4}
+  text = open(tmp_path / "a" / "selection.md").read()
+  assert f"| {model} (as configured, chosen) | - |" in text
+  assert f"| {model} | 50 |" in text
+  # A grid candidate equal to the config is that row: nothing is added.
+  steps_seen.clear()
+  out = select.run(c, "refine_steps=50,0", str(tmp_path / "b"), [model], trained=trained)
+  assert steps_seen == [50, 0]
+  assert [r["configured"] for r in out["rows"]] == [False, True]
+  assert out["chosen"][model]["candidate"] == 1
+  # Asked not to, it is not added (nor in training mode unless asked: the test above).
+  steps_seen.clear()
+  out = select.run(c, "refine_steps=5,50", str(tmp_path / "c"), [model], trained=trained,
+                   configured=False)
+  assert steps_seen == [5, 50] and out["chosen"][model]["overrides"] == {"refine_steps": 50}
+  assert not any(r["configured"] for r in out["rows"])

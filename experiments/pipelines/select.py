@@ -22,6 +22,12 @@ on the validation intents (and on the ID intents when the score reads them;
 the ID column is "-" otherwise), so settings that act after training are
 chosen on the same models and the same rule.
 
+The setting as configured is a row of the table too (`configured`, by
+default with `trained`, where it costs one re-scoring; in training mode only
+when asked, since it costs a training): a grid candidate equal to the config
+is marked as it, otherwise one candidate with no overrides is added last. A
+tie with it keeps the configured setting, so a change needs a better score.
+
 Grid syntax: `path=v1,v2;path2=w1,w2`, and grids joined by `|` for their
 union (`refine_steps=0 | refine_steps=50;refine_learning_rate=1e-3,3e-3`), where a path names a config key, with
 dots into dict-valued keys (`learning_rates.meta_gnn`,
@@ -179,7 +185,8 @@ SCORES = ("val", "id+val")
 
 
 def run(config, grid: str, workdir: str, models: Sequence[str] = (),
-        trained: str | None = None, score: str = "val") -> dict[str, Any]:
+        trained: str | None = None, score: str = "val",
+        configured: bool | None = None) -> dict[str, Any]:
   """Trains each candidate (resumable, one sub-workdir each) and chooses on
   validation; returns selection.json's dict.
 
@@ -187,6 +194,8 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
   trained: a finished workdir of `config`; then the grid names evaluation keys
     only and each candidate re-scores its checkpoints instead of training.
   score: what is maximised (`SCORES`): "val" or "id+val" (module docstring).
+  configured: whether the setting as configured is a row (module docstring);
+    None: with `trained` only.
   """
   if score not in SCORES:
     raise ValueError(f"score={score!r}; allowed: {list(SCORES)}.")
@@ -205,6 +214,10 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
   if trained:
     _check_trained(config, axes, trained)
   cands = [c for part in grids for c in candidates(config, part, rematch=not trained)]
+  as_configured = _configured_index(config, cands)
+  if as_configured is None and (bool(trained) if configured is None else configured):
+    cands += candidates(config, [])
+    as_configured = len(cands) - 1
   for _, cfg in cands:
     cfg.models = tuple(models)
   workdir_lib.prepare(workdir, {"config": json.loads(workdir_lib.config_json(config)),
@@ -232,7 +245,8 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
                      "id_mean": r["id_mean"], "val_mean": r["val_mean"], "val": r["val"],
                      "val_score": float(np.mean(r["val_mean"])),
                      "val_std": float(np.std(r["val_mean"])),
-                     "id_score": float(np.mean(r["id_mean"])) if r["id_mean"] else None})
+                     "id_score": float(np.mean(r["id_mean"])) if r["id_mean"] else None,
+                     "configured": i == as_configured})
         row = rows[-1]
         row["score"] = (row["val_score"] if score == "val"
                         else (row["id_score"] + row["val_score"]) / 2)
@@ -247,11 +261,20 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
   return result
 
 
+def _configured_index(config, cands) -> int | None:
+  """The index of the first candidate whose config is `config` itself, or None."""
+  base = config.to_dict()
+  for i, (_, cfg) in enumerate(cands):
+    if cfg.to_dict() == base:
+      return i
+  return None
+
+
 def _result(config, task, grid, axes, models, rows, complete, score="val"):
   chosen = {}
   for name in models:
     mine = [r for r in rows if r["model"] == name]
-    best = max(mine, key=lambda r: (r["score"], -r["candidate"]))
+    best = max(mine, key=lambda r: (r["score"], r.get("configured", False), -r["candidate"]))
     chosen[name] = {"candidate": best["candidate"], "overrides": best["overrides"],
                     "val_score": best["val_score"], "score": best["score"]}
   return {"task": config.task, "grid": grid, "score": score,
@@ -275,7 +298,8 @@ def markdown(result) -> str:
   for r in result["rows"]:
     picked = result["chosen"][r["model"]]["candidate"] == r["candidate"]
     val = f"{r['val_score']:.3f} ± {r['val_std']:.3f}"
-    lines.append(f"| {r['model']}{' (chosen)' if picked else ''} | "
+    marks = ["as configured"] * bool(r.get("configured")) + ["chosen"] * picked
+    lines.append(f"| {r['model']}{' (' + ', '.join(marks) + ')' if marks else ''} | "
                  + " | ".join(str(r["overrides"].get(p, "-")) for p in paths)
                  + f" | {r['num_params']:,} | {len(r['seeds'])} | "
                  + ("-" if r["id_score"] is None else f"{r['id_score']:.3f}") + " | "
