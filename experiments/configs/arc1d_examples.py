@@ -17,10 +17,9 @@ reads the support pairs and the query grid itself).
 
 Everything else (splits, budget, intents and examples per step, steps,
 learning rates) is `arc1d.py`'s, so its table is the label-intent upper bound
-of this one; 3 seeds (its first 3 of 5), so that the command takes about 2
-hours here (1 h 47 min to 2 h 01 min on the hosts measured before the gated
-refinement; 1 h 23 min in one piece, with it, on the forty-first session's
-host, below). Capacity: every model within 10% of 400,000 parameters counting the
+of this one; 3 seeds (its first 3 of 5), so that the command fits 2 hours
+here (1 h 08 min in one piece, below; 1 h 54 min on the slower host of the
+forty-second session). Capacity: every model within 10% of 400,000 parameters counting the
 encoder (14,032 parameters with the pair statistics, the same for every
 hypernetwork), the label readout and its pair-statistics parameter head (378):
 Meta-MLP 419,050, Meta-gMLP 411,173 (with the learned base program θ_base of
@@ -28,96 +27,20 @@ Meta-MLP 419,050, Meta-gMLP 411,173 (with the learned base program θ_base of
 forty-second session), Meta-GNN 413,751, in-context direct 412,922 (d_model
 100).
 
-Measured with the config as it stands (BUILD_NOTES.md, "Common random numbers
-with the label twins"; Meta-MLP and Meta-gMLP with their twins' draws, `python
--m experiments.synthesize --config=experiments/configs/arc1d_examples.py
---config.models="('meta_mlp','meta_gmlp')"`, 16 minutes, 2026-12-05; Meta-GNN
-and the in-context model from the one-piece run below): ID / val / OOD
-Meta-MLP 0.866 / 0.313 / 0.234, Meta-gMLP with θ_base 0.870 / 0.600 / 0.331,
-Meta-GNN 0.702 / 0.572 / 0.303, in-context direct 0.542 / 0.091 / 0.091;
-official trained-family tasks 0.815 / 0.740 / 0.540 / 0.270. The same learners
-read from labels (`arc1d.py`, 3 seeds; equal training losses): OOD 0.229 /
-0.346, official 0.805 / 0.750. Not re-timed in one piece; the parts add up to
-about 1 h 48 min.
+Measured with the config as it stands (BUILD_NOTES.md, "Meta-gMLP's gate
+re-chosen for the twin draws"): the four models from the command above with
+`--config.models="('meta_mlp','meta_gmlp','meta_gnn','direct')"`, from a clean
+workdir, 2026-12-05, 14:05:41-15:13:31 UTC, 1 h 07 min 50 s in one piece on a
+2-core Intel Xeon @ 2.80GHz (AVX-512), then `eval_arc1d` (3 min 20 s). ID /
+val / OOD, 3 seeds: Meta-MLP 0.866 / 0.313 / 0.234, Meta-gMLP with θ_base
+0.851 / 0.635 / 0.336, Meta-GNN 0.702 / 0.572 / 0.303, in-context direct 0.542
+/ 0.091 / 0.091; official trained-family tasks at the seed chosen on
+validation 0.815 / 0.725 / 0.540 / 0.270 (label-intent programs of `arc1d.py`:
+OOD 0.226 / 0.332 / 0.293, official 0.800 / 0.705 / 0.530).
 
-Measured before the twin draws (BUILD_NOTES.md, "Meta-gMLP's gate
-re-chosen"; the one-piece run below, Meta-gMLP's checkpoints re-scored under
-its new gate, 2026-12-05): ID / val / OOD Meta-MLP 0.853 / 0.290 / 0.216,
-Meta-gMLP with θ_base 0.847 / 0.581 / 0.335, Meta-GNN 0.702 / 0.572 / 0.303,
-in-context direct 0.542 / 0.091 / 0.091; official trained-family tasks 0.760
-/ 0.745 / 0.540 / 0.270 (label-intent programs as configured 0.800 / 0.705 /
-0.530). Not re-timed in one piece with the new gate, whose re-scoring took 4
-minutes against 8 for held_out inside the run below.
-
-Measured in one piece with Meta-gMLP's earlier held_out gate (BUILD_NOTES.md,
-"Meta-gMLP's plateau"; the command above with `--config.models="('meta_mlp','meta_gmlp',
-'meta_gnn','direct')"`, 2026-12-05, 05:49:06-07:43:26 UTC, 1 h 54 min on a
-2-core Intel Xeon @ 2.80GHz that slowed during the run): ID / val / OOD
-Meta-MLP 0.853 / 0.290 / 0.216, Meta-gMLP with θ_base 0.849 / 0.483 / 0.316,
-Meta-GNN 0.702 / 0.572 / 0.303, in-context direct 0.542 / 0.091 / 0.091;
-official trained-family tasks 0.760 / 0.660 / 0.540 / 0.270 (label-intent
-programs as configured 0.800 / 0.705 / 0.530; `eval_arc1d`, 7 min 29 s).
-
-Measured in one piece before θ_base (BUILD_NOTES.md, "Issue 27's
-command in one piece"; `--config.models="('meta_mlp','meta_gmlp','meta_gnn',
-'direct')"`, 2026-12-05, 02:22:55-03:45:54 UTC, 1 h 23 min on a 2-core Intel
-Xeon @ 2.80GHz with an fp32 matmul rate of 379 GFLOP/s, whose training seconds
-(3,170 in all) are half those of the hosts of the figures below): ID / val /
-OOD Meta-MLP 0.853 / 0.290 / 0.216, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN
-0.702 / 0.572 / 0.303, in-context direct 0.542 / 0.091 / 0.091 (each the
-earlier run's to the digit); official trained-family tasks 0.760 / 0.460 /
-0.540 / 0.270 (then `eval_arc1d`, 6 minutes).
-
-Measured with the intent search and gates below (BUILD_NOTES.md, "Intent
-search"; the same trained run re-scored, 45 minutes here, 2026-12-05): ID / val /
-OOD Meta-MLP 0.853 / 0.290 / 0.216, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN
-0.702 / 0.572 / 0.303; official trained-family tasks 0.760 / 0.460 / 0.540
-(seeds 2 / 1 / 0; label-intent programs 0.800 / 0.580 / 0.530).
-
-Measured with the gated support refinement, no search (BUILD_NOTES.md, "Support
-refinement gated"; the same run re-scored, 2026-12-04): ID / val / OOD Meta-MLP
-0.844 / 0.287 / 0.218, Meta-gMLP 0.663 / 0.313 / 0.236, Meta-GNN 0.657 / 0.582 /
-0.297; official trained-family tasks 0.740 / 0.460 / 0.460 (seeds 2 / 1 / 0;
-label-intent programs 0.800 / 0.580 / 0.530). Re-scoring the three finished
-models took 57 minutes here, 27 of them Meta-GNN and 28 Meta-gMLP's leave-one-out
-gate.
-
-Measured refining every program (BUILD_NOTES.md, "Support
-refinement"; the three hypernetworks, `--config.models="('meta_mlp','meta_gmlp',
-'meta_gnn')"`, 1 h 06 min of training and evaluation before refinement, then 51
-minutes re-scoring with it, 2026-12-04): ID / val / OOD Meta-MLP 0.829 / 0.287 /
-0.217, Meta-gMLP 0.621 / 0.325 / 0.227, Meta-GNN 0.657 / 0.582 / 0.297; official
-trained-family tasks 0.725 / 0.745 / 0.460 (seeds 2 / 2 / 0; unrefined at the
-same seeds 0.750 / 0.780 / 0.530). The refinement was chosen on validation and
-costs the official tasks; --config.refine_steps=0 gives the unrefined programs.
-
-Measured with the teacher feed, unrefined (BUILD_NOTES.md, "Example intents, the teacher
-feed"; `--config.models="('meta_mlp','meta_gmlp','meta_gnn','direct')"`, the
-three hypernetworks in 1 h 03 min, 2026-12-04, the in-context model resumed
-and finished in the next session): ID / val / OOD Meta-MLP 0.846 / 0.092 /
-0.223, Meta-gMLP 0.658 / 0.262 / 0.226, Meta-GNN 0.632 / 0.490 / 0.284,
-in-context direct 0.542 / 0.091 / 0.091; official trained-family tasks 0.750 /
-0.465 / 0.530 / 0.270 (label-intent programs 0.800 / 0.580 / 0.530 / 0.860).
-The command was stopped and resumed, so its wall time is not measured in one
-piece; its models' training seconds alone add up to about 1 h 43 min here.
-
-Measured with the joint label readout (BUILD_NOTES.md, "Example intents with a label
-readout"; the three hypernetworks only, `--config.models="('meta_mlp','meta_gmlp',
-'meta_gnn')"`, 1 h 17 min with the cores shared for 26 minutes, 2026-12-04): OOD
-Meta-MLP 0.159 ± 0.026, Meta-gMLP 0.151 ± 0.037, Meta-GNN 0.104 ± 0.035; ID 0.808 /
-0.640 / 0.308; official trained-family tasks 0.605 / 0.515 / 0.200 (label-intent
-programs 0.800 / 0.580 / 0.530). The in-context model with the readout has not been
-run yet, so neither has this command as a whole.
-
-Measured before the readout (`--config.intent_label_loss=0
---config.intent_label_input=False`; BUILD_NOTES.md, "Example intents with
-pair-relation statistics"):
-the whole command took 2 h 01 min wall on a 2-core Intel Xeon @ 2.80GHz host
-(2026-12-03/04; with the models ordered meta_mlp, meta_gmlp, meta_gnn, direct).
-OOD mean ± std over 3 seeds: Meta-MLP 0.171 ± 0.032, Meta-gMLP 0.103 ± 0.023,
-Meta-GNN 0.091 ± 0.023, in-context direct 0.088 ± 0.012; ID 0.838 / 0.358 /
-0.339 / 0.605. Without the pair statistics (the twenty-second session's run,
-1 h 47 min on an AMD EPYC host) OOD read 0.054 / 0.032 / 0.012 / 0.083.
+Earlier configurations and what they measured: README.md, "How the
+example-intent result got here", and BUILD_NOTES.md, "Issue 27 results as
+README and the config docstring showed them".
 """
 
 from experiments.configs import arc1d
