@@ -63,6 +63,8 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
   assert set(evaluated) == set(task.train_intents) | set(task.val_intents)
   rows = out["rows"]
   assert [r["overrides"]["learning_rates.meta_mlp"] for r in rows] == [3e-3, 1e-9]
+  # 3e-3 is the test config's own rate: that grid point is the configured row.
+  assert [r["configured"] for r in rows] == [True, False]
   for r in rows:
     assert "ood" not in r and set(r["val"]) == {"n=6"}
     np.testing.assert_allclose(r["val_score"], np.mean(r["val"]["n=6"]))
@@ -227,9 +229,19 @@ def test_the_setting_as_configured_is_a_row_and_keeps_a_tie(tmp_path, monkeypatc
   assert steps_seen == [50, 0]
   assert [r["configured"] for r in out["rows"]] == [False, True]
   assert out["chosen"][model]["candidate"] == 1
-  # Asked not to, it is not added (nor in training mode unless asked: the test above).
+  # Asked not to, it is not added.
   steps_seen.clear()
   out = select.run(c, "refine_steps=5,50", str(tmp_path / "c"), [model], trained=trained,
                    configured=False)
   assert steps_seen == [5, 50] and out["chosen"][model]["overrides"] == {"refine_steps": 50}
   assert not any(r["configured"] for r in out["rows"])
+  # In training mode (a whole training per row) it is added only when asked.
+  monkeypatch.setattr(loop, "train_model",
+                      lambda cfg, task, name, workdir, writer, splits: fake(
+                          cfg, task, name, workdir, splits))
+  steps_seen.clear()
+  out = select.run(c, "refine_steps=5,50", str(tmp_path / "d"), [model])
+  assert steps_seen == [5, 50] and not any(r["configured"] for r in out["rows"])
+  steps_seen.clear()
+  out = select.run(c, "refine_steps=5,50", str(tmp_path / "e"), [model], configured=True)
+  assert steps_seen == [5, 50, 0] and out["chosen"][model]["candidate"] == 2
