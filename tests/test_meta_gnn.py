@@ -246,3 +246,43 @@ def test_base_program_starts_at_the_plain_model_and_gets_the_summed_gradient(nam
   np.testing.assert_allclose(g["base"], w_BxT.sum(0), rtol=1e-5, atol=1e-6)
   with pytest.raises(ValueError, match=r"base_program='yes'; allowed: True or False"):
     meta.create(name, task.spec, task.feature_dim, {**cfg, "base_program": "yes"})
+
+
+def _find(tree, name):
+  """The one leaf called `name` in a nested params dict, with its path."""
+  hits = [(path, leaf) for path, leaf in jax.tree_util.tree_leaves_with_path(tree)
+          if jax.tree_util.keystr(path).endswith(f"['{name}']")]
+  assert len(hits) == 1, [jax.tree_util.keystr(p) for p, _ in hits]
+  return hits[0]
+
+
+def test_learned_edge_features_start_at_the_fixed_draws_and_train():
+  """pe_learned makes the pe_random edge features a parameter float32[E,
+  pe_random] initialised to the fixed draws: the initial θ equals the fixed
+  model's, the count grows by exactly E x pe_random, moving one edge's
+  features moves only that edge's generated weight at rounds 0, and the
+  features get a non-zero gradient."""
+  task = tasks.get("sumfirst")
+  u = task.features(task.train_intents[:3])
+  fixed = _model(task, grouping="orbit", pe_random=4, rounds=0)
+  learned = _model(task, grouping="orbit", pe_random=4, rounds=0, pe_learned=True)
+  p_fixed, params = fixed.init(jax.random.key(0), u), learned.init(jax.random.key(0), u)
+  n_edges = len(graphs.neural_graph(task.spec, "orbit").senders)
+  assert learned.num_params() - fixed.num_params() == n_edges * 4
+  path, feats = _find(params, "pe_learned")
+  assert feats.shape == (n_edges, 4)
+  theta = learned.apply(params, u)
+  np.testing.assert_array_equal(theta, fixed.apply(p_fixed, u))
+  # Without message passing an edge's weight depends on its own features only.
+  moved_feats = feats.at[5].add(1.0)
+  moved = jax.tree_util.tree_map_with_path(
+      lambda p, x: moved_feats if p == path else x, params)
+  changed = np.flatnonzero(np.any(np.asarray(learned.apply(moved, u) != theta), 0))
+  assert len(changed) == 1, changed
+  g = jax.grad(lambda p: jnp.sum(learned.apply(p, u) ** 2))(params)
+  g_feats = np.asarray(_find(g, "pe_learned")[1])
+  assert np.count_nonzero(np.abs(g_feats).sum(1)) == n_edges
+  with pytest.raises(ValueError, match=r"pe_learned=True with pe_random=0"):
+    _model(task, pe_random=0, pe_learned=True)
+  with pytest.raises(ValueError, match=r"pe_learned='yes'; allowed: True or False"):
+    _model(task, pe_learned="yes")

@@ -259,6 +259,12 @@ class GroupedIntentEncoder(nn.Module):
   gain puts the products pe_i x u (e.g. token index x 1/p) into the first
   layer. W^film starts at zero, so the initial function (and θ) is the
   additive one's.
+
+  learned=k > 0 makes the last k columns of pe a trainable parameter
+  "pe_learned" float32[M, k] (sorted order), initialised to those columns:
+  the initial function is unchanged, and each element gets k inputs of its
+  own that training can move (an element-specific code, where the other
+  parameters are all group-tied).
   """
   buckets: tuple[tuple[int, int, int, int], ...]
   n_groups: int
@@ -268,6 +274,7 @@ class GroupedIntentEncoder(nn.Module):
   balanced: bool = False
   intent_weight: float = 0.5    # balanced: the intent's share of the output variance
   film: bool = False
+  learned: int = 0              # trailing pe columns that are trainable
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -288,7 +295,16 @@ class GroupedIntentEncoder(nn.Module):
       w_pe = self.param("kernel_pe", _normal(std_pe),
                         (self.n_groups, p_dim, self.features))
       zero = jnp.zeros((self.n_groups, self.features), jnp.float32)
-      pe = tuple(jnp.asarray(self.pe[start:start + n * size])[:, None]
+      pe_MxP = jnp.asarray(self.pe)
+      if self.learned:
+        if not 0 < self.learned <= p_dim:
+          raise ValueError(f"GroupedIntentEncoder: learned={self.learned!r}; allowed: "
+                           f"0..{p_dim} (the positional columns).")
+        # Created after the kernels, so their initial values are as without it.
+        init = np.asarray(self.pe[:, p_dim - self.learned:], np.float32)
+        trained = self.param("pe_learned", lambda *_: jnp.asarray(init), init.shape)
+        pe_MxP = jnp.concatenate([pe_MxP[:, :p_dim - self.learned], trained], -1)
+      pe = tuple(pe_MxP[start:start + n * size][:, None]
                  for start, n, size, _ in self.buckets)
       z = [zs + ps for zs, ps in zip(z, bucketed_dense(pe, w_pe, zero, self.buckets))]
     if self.film:

@@ -60,7 +60,7 @@ DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
             "intent_input": "raw", "intent_weight": 0.5, "intent_film": False,
-            "base_program": False}
+            "base_program": False, "pe_learned": False}
 WIDTH_KEY = "d"
 # The Adam rate a config gets unless it names one. Chosen when 1e-3 diverged
 # on ADDMOD and 1D-ARC without the random edge features (BUILD_NOTES.md,
@@ -100,6 +100,7 @@ class MetaGNNNet(nn.Module):
   intent_weight: float = 0.5
   intent_film: bool = False    # FiLM gain of the intent in the encoders' first layer
   edge_out: int = 1            # K: values decoded per edge (kernel entries)
+  edge_pe_learned: int = 0     # trailing edge_pe columns that are trainable
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -115,11 +116,12 @@ class MetaGNNNet(nn.Module):
 
     each = grouped.segment_map
 
-    def encode(buckets, groups, msg_buckets, msg_groups, pe, name, segmented):
+    def encode(buckets, groups, msg_buckets, msg_groups, pe, name, segmented,
+               learned=0):
       z = grouped.GroupedIntentEncoder(buckets, groups, pe, d, segmented,
                                        balanced=self.balanced,
                                        intent_weight=self.intent_weight,
-                                       film=self.intent_film,
+                                       film=self.intent_film, learned=learned,
                                        name=f"{name}_in")(u_BxF)
       z = grouped.GroupedDense(msg_buckets, msg_groups, d, name=f"{name}_hidden")(
           each(nn.gelu, z))
@@ -139,7 +141,8 @@ class MetaGNNNet(nn.Module):
       return out
 
     h = encode(nb, ng, mnb, mng, self.node_pe, "enc_node", False)
-    x = encode(eb, eg, meb, meg, self.edge_pe, "enc_edge", True)
+    x = encode(eb, eg, meb, meg, self.edge_pe, "enc_edge", True,
+               self.edge_pe_learned)
     snd_groups, rcv_groups, snd_slot, rcv_slot = self.edge_endpoints
     if self.aggregation == "mean":
       deg_in = np.maximum(np.bincount(self.receivers, minlength=n), 1)
@@ -214,7 +217,11 @@ def build(spec, intent_dim, config, graph=None):
   config.intent_scale multiplies the (standardized) intent features before
   the encoders.
   config.pe_random appends that many fixed random features to each edge's
-  positional encoding (`_edge_pe`).
+  positional encoding (`_edge_pe`). config.pe_learned (default False) makes
+  them trainable: a parameter float32[E, pe_random] initialised to the
+  draws, so the initial θ is unchanged and every weight gets pe_random
+  inputs of its own that training moves (E x pe_random more parameters;
+  BUILD_NOTES.md, "Learned edge features").
   config.pe_features selects the encoding families (`graphs.pe_columns`):
   "sincos+ramp" (default) or "ramp" alone.
   Why "ramp": when a program gates input i by a comparison with the intent
@@ -243,9 +250,12 @@ def build(spec, intent_dim, config, graph=None):
   if not 0.0 < float(config.intent_weight) < 1.0:
     raise ValueError(f"meta_gnn: intent_weight={config.intent_weight!r}; allowed: "
                      "a float in (0, 1).")
-  for key in ("intent_film", "base_program"):
-    if not isinstance(config[key], (bool, np.bool_)):
-      raise ValueError(f"meta_gnn: {key}={config[key]!r}; allowed: True or False.")
+  for key in ("intent_film", "base_program", "pe_learned"):
+    if not isinstance(config.get(key, False), (bool, np.bool_)):
+      raise ValueError(f"meta_gnn: {key}={config.get(key)!r}; allowed: True or False.")
+  if config.get("pe_learned", False) and not n_random:
+    raise ValueError("meta_gnn: pe_learned=True with pe_random=0; allowed: "
+                     "pe_learned=True only with pe_random > 0 (it trains those features).")
   if config.aggregation not in AGGREGATIONS:
     raise ValueError(f"meta_gnn: aggregation {config.aggregation!r} is not "
                      f"supported; allowed: {list(AGGREGATIONS)}.")
@@ -294,5 +304,6 @@ def build(spec, intent_dim, config, graph=None):
       intent_scale=float(config.intent_scale),
       balanced=config.intent_input == "balanced",
       intent_weight=float(config.intent_weight),
-      intent_film=bool(config.intent_film), edge_out=k_out)
+      intent_film=bool(config.intent_film), edge_out=k_out,
+      edge_pe_learned=n_random if (config.get("pe_learned", False) and config.use_pe) else 0)
   return net, base.head_layout(spec)
