@@ -825,6 +825,48 @@ def test_a_workdir_written_before_the_intent_keys_still_resumes(tmp_path):
     workdir_lib.prepare(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS)
 
 
+def test_a_workdir_written_before_a_model_option_still_resumes(tmp_path, monkeypatch):
+  """A model option added later (Meta-GNN's pe_learned) is missing from the
+  model_configs of an older config.json, for every model of that base
+  (meta_gnn and meta_gnn@library); the same settings today must resume, and a
+  real change of a model option is still refused."""
+  import json  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  config = loop.default_config(task="sumfirst", models=("meta_mlp", "meta_gnn",
+                                                        "meta_gnn@library"))
+  old = json.loads(workdir_lib.config_json(config))
+  for name in ("meta_gnn", "meta_gnn@library"):
+    del old["model_configs"][name]["pe_learned"]
+  (tmp_path / "wd").mkdir()
+  with open(tmp_path / "wd" / "config.json", "w") as f:
+    json.dump(old, f)
+  with pytest.raises(ValueError, match="model_configs"):
+    workdir_lib.prepare(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS)
+  assert workdir_lib.differences(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS,
+                                 fill_stored=loop.fill_added_options) == {}
+  config.model_configs.meta_gnn.pe_learned = True
+  with pytest.raises(ValueError, match="model_configs"):
+    workdir_lib.prepare(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS,
+                        fill_stored=loop.fill_added_options)
+  config.model_configs.meta_gnn.pe_learned = False
+  # train_and_evaluate's own check accepts it: stop right after its prepare.
+  real_prepare = workdir_lib.prepare
+
+  class Prepared(Exception):
+    pass
+
+  def prepare_then_stop(*args, **kwargs):
+    real_prepare(*args, **kwargs)
+    raise Prepared
+
+  monkeypatch.setattr(loop.workdir_lib, "prepare", prepare_then_stop)
+  with pytest.raises(Prepared):
+    loop.train_and_evaluate(config, str(tmp_path / "wd"))
+  config.model_configs.meta_gnn.rounds = 2
+  with pytest.raises(ValueError, match="model_configs"):
+    loop.train_and_evaluate(config, str(tmp_path / "wd"))
+
+
 def test_memory_attention_equals_flax_attention_on_the_broadcast_memory():
   """The per-intent key/value projection changes the cost, not the result."""
   b, n, length, m, d, heads = 2, 3, 5, 7, 8, 2

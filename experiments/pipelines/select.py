@@ -160,7 +160,8 @@ def _check_trained(config, axes, trained: str) -> None:
     raise ValueError(f"grid paths {bad} change training; with a trained workdir the grid "
                      f"may name only evaluation keys {list(loop.REFINE_KEYS)}.")
   changes = workdir_lib.differences(trained, config, added_keys=loop.ADDED_KEYS,
-                                    eval_keys=loop.REFINE_KEYS)
+                                    eval_keys=loop.REFINE_KEYS,
+                                    fill_stored=loop.fill_added_options)
   if changes:
     raise ValueError(f"{trained} holds a run of another config "
                      f"({workdir_lib.describe(changes)}); pass the config it was trained with.")
@@ -228,7 +229,8 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
   rows = []
   for i, (overrides, cfg) in enumerate(cands):
     sub = os.path.join(workdir, f"candidate_{i:02d}")
-    workdir_lib.prepare(sub, cfg, added_keys=loop.ADDED_KEYS)
+    workdir_lib.prepare(sub, cfg, added_keys=loop.ADDED_KEYS,
+                        fill_stored=loop.fill_added_options)
     task_i = loop.build_task(cfg)
     with MetricWriter(sub) as writer:
       for name in models:

@@ -46,15 +46,19 @@ def changed_keys(old: dict, new: dict) -> list[str]:
 
 
 def differences(workdir: str, config, *, added_keys=None,
-                eval_keys: Sequence[str] = ()) -> dict[str, list]:
+                eval_keys: Sequence[str] = (), fill_stored=None) -> dict[str, list]:
   """{key: [stored value, value in config]} of the keys in which `config`
   differs from the run stored in `workdir` (`prepare`'s comparison: a stored
-  config without an added key holds its default; eval_keys are not compared).
-  ValueError if the workdir holds no config."""
+  config without an added key holds its default; eval_keys are not compared;
+  fill_stored, if given, maps the stored config's JSON dict to the dict to
+  compare, for keys added inside nested values). ValueError if the workdir
+  holds no config."""
   old = json.loads(config_json(read_config(workdir)))
   new = json.loads(config_json(config))
   for key, default in (added_keys or {}).items():
     old.setdefault(key, json.loads(config_json({key: default}))[key])
+  if fill_stored is not None:
+    old = fill_stored(old)
   return {k: [old.get(k), new.get(k)] for k in changed_keys(old, new) if k not in eval_keys}
 
 
@@ -65,7 +69,7 @@ def describe(changes: dict[str, list]) -> str:
 
 def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
             extend: bool = False, added_keys=None,
-            eval_keys: Sequence[str] = ()) -> dict[str, Any]:
+            eval_keys: Sequence[str] = (), fill_stored=None) -> dict[str, Any]:
   """Creates the workdir or checks that it holds a run of this config.
 
   Args:
@@ -81,6 +85,8 @@ def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
       sampling scale, the requests to score): they may change between calls,
       since the checkpoints do not depend on them; config.json records the
       latest values.
+    fill_stored: as in `differences` (options added inside a nested value,
+      such as a model's options).
 
   Returns:
     {key: [old, new]} of the step keys that grew in this call ({} otherwise).
@@ -93,7 +99,8 @@ def prepare(workdir: str, config, *, step_keys: Sequence[str] = ("steps",),
   text = config_json(config)
   grown = {}
   if os.path.exists(path):
-    changes = differences(workdir, config, added_keys=added_keys, eval_keys=eval_keys)
+    changes = differences(workdir, config, added_keys=added_keys, eval_keys=eval_keys,
+                          fill_stored=fill_stored)
     if changes:
       changed = list(changes)
       old = {k: v[0] for k, v in changes.items()}

@@ -180,6 +180,25 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_steps", "refine_learning_rate", "refine_target",
                         "refine_gate", "refine_by_model", "refine_search_families",
                         "refine_search_radius")}
+# Model options added after workdirs with that model existed, {base model:
+# {option: default}}: every default is the behaviour before the option, so a
+# stored model config without it ran exactly as one holding the default.
+ADDED_MODEL_OPTIONS = {"meta_gnn": {"base_program": False, "intent_film": False,
+                                    "pe_learned": False},
+                       "meta_gmlp": {"base_program": False}}
+
+
+def fill_added_options(stored: dict) -> dict:
+  """The stored config (a JSON dict) with every ADDED_MODEL_OPTIONS option
+  its model configs lack set to its default: an older workdir of the same
+  settings then compares equal (`run.workdir.differences`'s fill_stored)."""
+  for name, options in (stored.get("model_configs") or {}).items():
+    if isinstance(options, dict):
+      for key, default in ADDED_MODEL_OPTIONS.get(meta.base_name(name), {}).items():
+        options.setdefault(key, default)
+  return stored
+
+
 # Keys only the evaluation reads: a finished workdir may be re-evaluated with
 # other values (`run.workdir.prepare`'s eval_keys).
 REFINE_KEYS = ("refine_steps", "refine_learning_rate", "refine_target", "refine_gate",
@@ -668,7 +687,7 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   validate_config(config)
   task = build_task(config)
   workdir_lib.prepare(workdir, config, extend=extend, added_keys=ADDED_KEYS,
-                      eval_keys=REFINE_KEYS)
+                      eval_keys=REFINE_KEYS, fill_stored=fill_added_options)
   out = {"task": _get(config, "task"), "spec": specs_lib.to_json(task.spec),
          "models": {},
          "intents": {
