@@ -154,6 +154,37 @@ def test_bad_configs():
     loop.build_task(_config(val_intents=("n=4",)))
   with pytest.raises(ValueError, match="n=11 is outside its domain"):
     loop.build_task(_config(ood_intents=("n=11",)))
+  steps = _config().steps
+  for bad in (-2, steps, 2.5, True):
+    with pytest.raises(ValueError, match=rf"warmup_steps={bad!r}; allowed: -1 .* 0\.\.{steps - 1}"):
+      loop.validate_config({**_config().to_dict(), "warmup_steps": bad})
+
+
+def test_warmup_steps_sets_the_cosine_warmup_and_minus_one_keeps_the_old_rule():
+  """-1 (the default) is min(200, steps // 10), as before the key existed; a
+  value is the warm-up's length: the rate rises linearly to its peak there."""
+  assert loop.warmup_steps(_config(steps=100)) == 10
+  assert loop.warmup_steps(_config(steps=5000)) == 200
+  assert loop.warmup_steps(_config(steps=5000, warmup_steps=1000)) == 1000
+  assert loop.warmup_steps(_config(steps=5000, warmup_steps=0)) == 1
+  config = _config(steps=5000, warmup_steps=1000, learning_rates={"meta_mlp": 2e-3})
+  opt = loop.create_optimizer(config, "meta_mlp")
+  params = {"w": jax.numpy.ones(3)}
+  grads = {"w": jax.numpy.full(3, 1e-3)}   # under the clip, so unchanged by it
+
+  @jax.jit
+  def step(state):
+    updates, state = opt.update(grads, state, params)
+    return state, updates["w"][0]
+
+  state, moves = opt.init(params), []
+  for _ in range(1002):
+    state, move = step(state)
+    moves.append(-float(move))
+  # With a constant gradient, Adam moves each entry by the step's rate: the
+  # warm-up rises linearly to 2e-3 at step 1,000.
+  np.testing.assert_allclose([moves[250], moves[500], moves[1000]], [5e-4, 1e-3, 2e-3],
+                             rtol=1e-3)
 
 
 def test_synthesize_api_and_program_command(full_run, tmp_path):

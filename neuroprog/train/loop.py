@@ -64,6 +64,8 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "teacher_twin_draws": {},
     "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
+    # The cosine schedule's linear warm-up in steps; -1: min(200, steps // 10).
+    "warmup_steps": -1,
     "ood_intents": None,       # None: the task's default OOD intents
     "val_intents": (),         # held out of training, used to select a seed
     "train_intents": None,     # None: every intent not OOD and not validation
@@ -179,7 +181,7 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "intent_label_parameter", "grad_clip_scope", "teacher_twin_draws",
                         "refine_steps", "refine_learning_rate", "refine_target",
                         "refine_gate", "refine_by_model", "refine_search_families",
-                        "refine_search_radius")}
+                        "refine_search_radius", "warmup_steps")}
 # Model options added after workdirs with that model existed, {base model:
 # {option: default}}: every default is the behaviour before the option, so a
 # stored model config without it ran exactly as one holding the default.
@@ -218,6 +220,7 @@ def validate_config(config) -> None:
   """ValueError for unknown or missing keys and bad values, before any work."""
   SCHEMA.validate(config)
   target_spec(config)
+  warmup_steps(config)
   kind = _get(config, "intent")
   if kind not in INTENT_KINDS:
     raise ValueError(f"config.intent={kind!r}; allowed: {list(INTENT_KINDS)}.")
@@ -459,6 +462,16 @@ def learning_rate(config, name) -> float:
   return float(lr)
 
 
+def warmup_steps(config) -> int:
+  """The cosine schedule's warm-up length: config.warmup_steps, or with -1
+  (the default) min(200, steps // 10); at least 1 (optax needs a step)."""
+  warm, steps = _get(config, "warmup_steps"), _get(config, "steps")
+  if isinstance(warm, bool) or not isinstance(warm, int) or not -1 <= warm < steps:
+    raise ValueError(f"config.warmup_steps={warm!r}; allowed: -1 (min(200, steps // 10)) "
+                     f"or an int in 0..{steps - 1} (config.steps={steps}).")
+  return max(1, min(200, steps // 10) if warm == -1 else warm)
+
+
 def create_optimizer(config, name) -> optax.GradientTransformation:
   lr = learning_rate(config, name)
   clip = _get(config, "grad_clip")
@@ -466,7 +479,7 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
   if schedule == "cosine":
     steps = _get(config, "steps")
     lr = optax.warmup_cosine_decay_schedule(
-        0.0, lr, warmup_steps=max(1, min(200, steps // 10)), decay_steps=steps,
+        0.0, lr, warmup_steps=warmup_steps(config), decay_steps=steps,
         end_value=0.01 * lr)
   elif schedule != "constant":
     raise ValueError(f"config.schedule={schedule!r}; allowed: 'cosine', 'constant'.")
