@@ -24,16 +24,19 @@ What changes against the paper's protocol, and why it stays fair
   0.870, val 0.194 ± 0.052, against 0.740 / 0.500 ± 0.036 at 3e-4 in the run
   below) and kept.
 
-Measured (BUILD_NOTES.md, "1D-ARC on the CPU protocol"): the whole command took
-1 h 51 min wall on a 2-core AVX-512 host (2026-12-02, about 20 minutes of it with
-the cores shared). OOD mean ± std over 5 seeds: direct 0.169 ± 0.020, Meta-MLP
-0.226 ± 0.043, Meta-gMLP 0.282 ± 0.031, Meta-GNN 0.293 ± 0.013 (paper 0.603 /
-0.625 / 0.610 / 0.713); ID 0.942 / 0.881 / 0.831 / 0.740: 3,500 steps do not
-reach the training-intent criterion of 0.95 for any model. Meta-gMLP as
-configured now (with θ_base, below), trained alone at this protocol
-(`--config.models="('meta_gmlp',)"`, 12 minutes, 2026-12-05): ID 0.877 ±
-0.028, val 0.350 ± 0.153, OOD 0.332 ± 0.035; official trained-family tasks
-0.705 (seed 0) against 0.580 before.
+Measured (BUILD_NOTES.md, "The 1D-ARC table in one piece"): the whole command
+as configured took 1 h 16 min 32 s wall on a 2-core AVX-512 host (2026-12-05,
+commit 3633b8c, about 4 minutes of it shared with tests; the twenty-first
+session's run of the three other models took 1 h 51 min on a slower hour).
+OOD mean ± std over 5 seeds: direct 0.169 ± 0.020, Meta-MLP 0.226 ± 0.043,
+Meta-gMLP 0.332 ± 0.035, Meta-GNN 0.293 ± 0.013 (paper 0.603 / 0.625 / 0.610
+/ 0.713); ID 0.942 / 0.881 / 0.877 / 0.740: 3,500 steps do not reach the
+training-intent criterion of 0.95 for any model. Every model reads 0.000 on
+the two unseen recolour targets, which caps this split's OOD mean at 0.600
+(`python benchmarks/arc1d_ood_ceiling.py WORKDIR`); over the other three OOD
+intents 0.282 / 0.377 / 0.553 / 0.488. Official trained-family tasks
+(`experiments.eval_arc1d`, seed chosen on validation): 0.860 / 0.800 / 0.705 /
+0.530.
 
 Cost on this CPU (`python benchmarks/bench_meta.py --tasks arc1d
 --widths=config --config_seeds 5`, 2-core AVX-512 host, matmul 283-299
