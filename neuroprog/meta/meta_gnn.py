@@ -55,7 +55,12 @@ from neuroprog.meta import base, grouped, static_rows
 # intents of ADDMOD and 1D-ARC (BUILD_NOTES.md, "ADDMOD run", "1D-ARC run");
 # intent_input = "raw" over "balanced" by `python -m experiments.select
 # --config=experiments/configs/addmod.py --models=meta_gnn ...` on ADDMOD's
-# validation primes (BUILD_NOTES.md, "One Meta-GNN recipe").
+# validation primes (BUILD_NOTES.md, "One Meta-GNN recipe"); aggregation "sum"
+# over "mean" by `python -m experiments.select
+# --config=experiments/configs/addmod_cpu.py --models=meta_gnn
+# --grid="model_configs.meta_gnn.aggregation=sum,mean"` (BUILD_NOTES.md,
+# "Meta-GNN's recipe on ADDMOD"); pe_learned off by the same command with
+# --grid="model_configs.meta_gnn.pe_learned=False,True" ("Learned edge features").
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
