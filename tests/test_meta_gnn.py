@@ -282,7 +282,9 @@ def test_learned_edge_features_start_at_the_fixed_draws_and_train():
   g = jax.grad(lambda p: jnp.sum(learned.apply(p, u) ** 2))(params)
   g_feats = np.asarray(_find(g, "pe_learned")[1])
   assert np.count_nonzero(np.abs(g_feats).sum(1)) == n_edges
-  with pytest.raises(ValueError, match=r"pe_learned=True with pe_random=0"):
+  with pytest.raises(ValueError, match=r"pe_learned=True with pe_random=0, use_pe=True"):
     _model(task, pe_random=0, pe_learned=True)
+  with pytest.raises(ValueError, match=r"pe_learned=True with pe_random=4, use_pe=False"):
+    _model(task, pe_random=4, use_pe=False, pe_learned=True)
   with pytest.raises(ValueError, match=r"pe_learned='yes'; allowed: True or False"):
     _model(task, pe_learned="yes")

@@ -256,11 +256,12 @@ def build(spec, intent_dim, config, graph=None):
     raise ValueError(f"meta_gnn: intent_weight={config.intent_weight!r}; allowed: "
                      "a float in (0, 1).")
   for key in ("intent_film", "base_program", "pe_learned"):
-    if not isinstance(config.get(key, False), (bool, np.bool_)):
-      raise ValueError(f"meta_gnn: {key}={config.get(key)!r}; allowed: True or False.")
-  if config.get("pe_learned", False) and not n_random:
-    raise ValueError("meta_gnn: pe_learned=True with pe_random=0; allowed: "
-                     "pe_learned=True only with pe_random > 0 (it trains those features).")
+    if not isinstance(config[key], (bool, np.bool_)):
+      raise ValueError(f"meta_gnn: {key}={config[key]!r}; allowed: True or False.")
+  if config.pe_learned and not (n_random and config.use_pe):
+    raise ValueError(f"meta_gnn: pe_learned=True with pe_random={n_random}, "
+                     f"use_pe={config.use_pe}; allowed: pe_learned=True only with "
+                     "pe_random > 0 and use_pe=True (it trains those features).")
   if config.aggregation not in AGGREGATIONS:
     raise ValueError(f"meta_gnn: aggregation {config.aggregation!r} is not "
                      f"supported; allowed: {list(AGGREGATIONS)}.")
@@ -310,5 +311,5 @@ def build(spec, intent_dim, config, graph=None):
       balanced=config.intent_input == "balanced",
       intent_weight=float(config.intent_weight),
       intent_film=bool(config.intent_film), edge_out=k_out,
-      edge_pe_learned=n_random if (config.get("pe_learned", False) and config.use_pe) else 0)
+      edge_pe_learned=n_random if config.pe_learned else 0)
   return net, base.head_layout(spec)

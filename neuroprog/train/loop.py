@@ -183,21 +183,23 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_gate", "refine_by_model", "refine_search_families",
                         "refine_search_radius", "warmup_steps")}
 # Model options added after workdirs with that model existed, {base model:
-# {option: default}}: every default is the behaviour before the option, so a
-# stored model config without it ran exactly as one holding the default.
-ADDED_MODEL_OPTIONS = {"meta_gnn": {"base_program": False, "intent_film": False,
-                                    "pe_learned": False},
-                       "meta_gmlp": {"base_program": False}}
+# (option, ...)}: each one's library default (the model's DEFAULTS) is the
+# behaviour before the option, so a stored model config without it ran
+# exactly as one holding the default.
+ADDED_MODEL_OPTIONS = {"meta_gnn": ("base_program", "intent_film", "pe_learned"),
+                       "meta_gmlp": ("base_program",)}
 
 
 def fill_added_options(stored: dict) -> dict:
   """The stored config (a JSON dict) with every ADDED_MODEL_OPTIONS option
-  its model configs lack set to its default: an older workdir of the same
-  settings then compares equal (`run.workdir.differences`'s fill_stored)."""
+  its model configs lack set to the model's default: an older workdir of the
+  same settings then compares equal (`run.workdir.differences`'s fill_stored)."""
   for name, options in (stored.get("model_configs") or {}).items():
-    if isinstance(options, dict):
-      for key, default in ADDED_MODEL_OPTIONS.get(meta.base_name(name), {}).items():
-        options.setdefault(key, default)
+    base_name = meta.base_name(name)
+    if isinstance(options, dict) and base_name in ADDED_MODEL_OPTIONS:
+      defaults = meta.default_config(base_name, None)
+      for key in ADDED_MODEL_OPTIONS[base_name]:
+        options.setdefault(key, defaults[key])
   return stored
 
 
