@@ -158,6 +158,12 @@ def test_bad_configs():
   for bad in (-2, steps, 2.5, True):
     with pytest.raises(ValueError, match=rf"warmup_steps={bad!r}; allowed: -1 .* 0\.\.{steps - 1}"):
       loop.validate_config({**_config().to_dict(), "warmup_steps": bad})
+    with pytest.raises(ValueError, match=rf"warmup_steps_by_model\['meta_gnn'\]={bad!r}; "
+                                         rf"allowed: -1 .* 0\.\.{steps - 1}"):
+      loop.validate_config({**_config().to_dict(),
+                            "warmup_steps_by_model": {"meta_gnn": bad}})
+  with pytest.raises(ValueError, match=r"config.warmup_steps_by_model: .*'meta_gcn'"):
+    loop.validate_config({**_config().to_dict(), "warmup_steps_by_model": {"meta_gcn": 10}})
 
 
 def test_warmup_steps_sets_the_cosine_warmup_and_minus_one_keeps_the_old_rule():
@@ -185,6 +191,35 @@ def test_warmup_steps_sets_the_cosine_warmup_and_minus_one_keeps_the_old_rule():
   # warm-up rises linearly to 2e-3 at step 1,000.
   np.testing.assert_allclose([moves[250], moves[500], moves[1000]], [5e-4, 1e-3, 2e-3],
                              rtol=1e-3)
+
+
+def test_warmup_steps_by_model_sets_only_the_named_entries_schedule():
+  """A per-model warm-up moves that entry's rate and no other's: the named
+  entry follows the value (the @variant apart from its base), the rest keep
+  config.warmup_steps; a run that trains only the named model has the same
+  schedule as with the config-wide value."""
+  config = _config(steps=5000, warmup_steps_by_model={"meta_gnn": 1000},
+                   learning_rates={"meta_gnn": 2e-3, "meta_mlp": 2e-3})
+  assert loop.warmup_steps(config, "meta_gnn") == 1000
+  assert loop.warmup_steps(config, "meta_gnn@library") == 200
+  assert loop.warmup_steps(config, "meta_mlp") == 200
+  assert loop.warmup_steps(config) == 200
+  wide = _config(steps=5000, warmup_steps=1000, learning_rates={"meta_gnn": 2e-3})
+  params = {"w": jax.numpy.ones(3)}
+  grads = {"w": jax.numpy.full(3, 1e-3)}   # under the clip, so unchanged by it
+
+  def moves(opt, count=1002):
+    state, out = opt.init(params), []
+    for _ in range(count):
+      updates, state = opt.update(grads, state, params)
+      out.append(-float(updates["w"][0]))
+    return np.array(out)
+
+  gnn = moves(loop.create_optimizer(config, "meta_gnn"))
+  np.testing.assert_allclose(gnn[[250, 500, 1000]], [5e-4, 1e-3, 2e-3], rtol=1e-3)
+  np.testing.assert_array_equal(gnn, moves(loop.create_optimizer(wide, "meta_gnn")))
+  mlp = moves(loop.create_optimizer(config, "meta_mlp"), 201)
+  np.testing.assert_allclose(mlp[[100, 200]], [1e-3, 2e-3], rtol=1e-3)
 
 
 def test_synthesize_api_and_program_command(full_run, tmp_path):

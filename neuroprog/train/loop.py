@@ -66,6 +66,11 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
     # The cosine schedule's linear warm-up in steps; -1: min(200, steps // 10).
     "warmup_steps": -1,
+    # {model: steps}, as learning_rates is to learning_rate: the warm-up of
+    # the named entries ("meta_gnn", "meta_gnn@library" apart); unset models:
+    # warmup_steps. Per model because a select that trains one model must
+    # not change the others' schedules when its choice is adopted.
+    "warmup_steps_by_model": {},
     "ood_intents": None,       # None: the task's default OOD intents
     "val_intents": (),         # held out of training, used to select a seed
     "train_intents": None,     # None: every intent not OOD and not validation
@@ -181,7 +186,7 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "intent_label_parameter", "grad_clip_scope", "teacher_twin_draws",
                         "refine_steps", "refine_learning_rate", "refine_target",
                         "refine_gate", "refine_by_model", "refine_search_families",
-                        "refine_search_radius", "warmup_steps")}
+                        "refine_search_radius", "warmup_steps", "warmup_steps_by_model")}
 # Model options added after workdirs with that model existed, {base model:
 # (option, ...)}: each one's library default (the model's DEFAULTS) is the
 # behaviour before the option, so a stored model config without it ran
@@ -223,6 +228,14 @@ def validate_config(config) -> None:
   SCHEMA.validate(config)
   target_spec(config)
   warmup_steps(config)
+  # As with learning_rates, an entry for a model this run does not train is
+  # allowed, but it must name a model.
+  for name in _get(config, "warmup_steps_by_model") or {}:
+    try:
+      meta.base_name(name)
+    except ValueError as e:
+      raise ValueError(f"config.warmup_steps_by_model: {e}") from None
+    warmup_steps(config, name)
   kind = _get(config, "intent")
   if kind not in INTENT_KINDS:
     raise ValueError(f"config.intent={kind!r}; allowed: {list(INTENT_KINDS)}.")
@@ -464,12 +477,19 @@ def learning_rate(config, name) -> float:
   return float(lr)
 
 
-def warmup_steps(config) -> int:
-  """The cosine schedule's warm-up length: config.warmup_steps, or with -1
-  (the default) min(200, steps // 10); at least 1 (optax needs a step)."""
-  warm, steps = _get(config, "warmup_steps"), _get(config, "steps")
+def warmup_steps(config, name: Optional[str] = None) -> int:
+  """The cosine schedule's warm-up length of model entry `name` (None: the
+  config-wide value): config.warmup_steps_by_model[name], else
+  config.warmup_steps; -1 (the default) is min(200, steps // 10). At least 1
+  (optax needs a step)."""
+  by_model = _get(config, "warmup_steps_by_model") or {}
+  if name is not None and name in by_model:
+    warm, where = by_model[name], f"config.warmup_steps_by_model[{name!r}]"
+  else:
+    warm, where = _get(config, "warmup_steps"), "config.warmup_steps"
+  steps = _get(config, "steps")
   if isinstance(warm, bool) or not isinstance(warm, int) or not -1 <= warm < steps:
-    raise ValueError(f"config.warmup_steps={warm!r}; allowed: -1 (min(200, steps // 10)) "
+    raise ValueError(f"{where}={warm!r}; allowed: -1 (min(200, steps // 10)) "
                      f"or an int in 0..{steps - 1} (config.steps={steps}).")
   return max(1, min(200, steps // 10) if warm == -1 else warm)
 
@@ -481,7 +501,7 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
   if schedule == "cosine":
     steps = _get(config, "steps")
     lr = optax.warmup_cosine_decay_schedule(
-        0.0, lr, warmup_steps=warmup_steps(config), decay_steps=steps,
+        0.0, lr, warmup_steps=warmup_steps(config, name), decay_steps=steps,
         end_value=0.01 * lr)
   elif schedule != "constant":
     raise ValueError(f"config.schedule={schedule!r}; allowed: 'cosine', 'constant'.")
