@@ -196,6 +196,28 @@ def test_a_grid_key_a_model_overrides_is_refused(tmp_path):
                         str(tmp_path / "trained"))
 
 
+def test_a_config_wide_rate_or_warmup_a_model_overrides_is_refused(tmp_path):
+  """addmod_cpu.py gives Meta-GNN its own rate and warm-up: the config-wide keys
+  would not reach it, so a grid over them is refused before any training,
+  while the per-model paths, and models without an entry, are reached."""
+  from experiments.configs import addmod_cpu  # pylint: disable=g-import-not-at-top
+  c = addmod_cpu.get_config()
+  for path, per_model, value in (("warmup_steps", "warmup_steps_by_model", 1000),
+                                 ("learning_rate", "learning_rates", 0.001)):
+    with pytest.raises(ValueError, match=rf"grid path '{path}' does not reach meta_gnn: "
+                       rf"config.{per_model}.meta_gnn={value!r} overrides it; name "
+                       rf"'{per_model}.meta_gnn'"):
+      select.run(c, f"{path}=500", str(tmp_path / "sel"), models=["meta_gnn"])
+    select._check_not_shadowed(c, [(path, [500])], ["meta_mlp", "meta_gnn@library"])  # pylint: disable=protected-access
+    select._check_not_shadowed(c, [(f"{per_model}.meta_gnn", [500])], ["meta_gnn"])  # pylint: disable=protected-access
+  assert not os.path.exists(tmp_path / "sel")
+  # The per-model path gives the candidates it names.
+  axes = select.all_axes(select.parse_grids("warmup_steps_by_model.meta_gnn=-1,1000"))
+  configs = [cfg for _, cfg in select.candidates(c, axes)]
+  assert [loop.warmup_steps(cfg, "meta_gnn") for cfg in configs] == [200, 1000]
+  assert [loop.warmup_steps(cfg, "meta_mlp") for cfg in configs] == [200, 200]
+
+
 def test_the_setting_as_configured_is_a_row_and_keeps_a_tie(tmp_path, monkeypatch):
   from experiments.configs import arc1d_examples_test  # pylint: disable=g-import-not-at-top
   from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top

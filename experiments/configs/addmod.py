@@ -52,7 +52,10 @@ LEARNING_RATES = {"meta_gnn": 1e-3}
 # against 0.895 / 0.598 ± 0.121 with the 200-step warm-up; 2e-3: 0.945 /
 # 0.639 ± 0.113; BUILD_NOTES.md "Meta-GNN's recipe on ADDMOD"). That select
 # trained Meta-GNN alone, so its config-wide `warmup_steps` is this per-model
-# entry (tests/test_train_loop.py checks the two schedules are equal).
+# entry (tests/test_train_loop.py checks the two schedules are equal). On this
+# config the same two candidates are `--models=meta_gnn
+# --grid="warmup_steps_by_model.meta_gnn=-1,1000"`; a grid over `warmup_steps`
+# no longer reaches Meta-GNN and is refused.
 WARMUP_STEPS = {"meta_gnn": 1000}
 TASK_SPECIFIC_META_GNN = ("learning_rates", "warmup_steps_by_model")
 

@@ -17,8 +17,9 @@ Measured (commit 0fe2ef0, 2-core AMD EPYC, 2026-12-02, 34 min wall): OOD mean
 ± std Meta-MLP 0.749 ± 0.081, Meta-gMLP 0.288 ± 0.087, Meta-GNN 0.235 ±
 0.088; ID 0.972 / 0.661 / 0.610. Those figures are Meta-GNN at the recipe's
 rate 3e-4; since commit a312fdc every ADDMOD config (this one through
-`addmod.py`) gives Meta-GNN 1e-3, chosen on the validation primes at depth 1
-(`addmod.py`), and the depth-2 run has not been repeated at it.
+`addmod.py`) gives Meta-GNN 1e-3, and since the forty-seventh session a
+1,000-step warm-up, both chosen on the validation primes at depth 1
+(`addmod.py`); the depth-2 run has not been repeated with them.
 """
 
 from experiments.configs import addmod_cpu

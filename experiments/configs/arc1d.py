@@ -86,7 +86,8 @@ MODEL_CONFIGS = {
 # ± 0.016 for the configured row of the base_program select above, the same
 # protocol and seeds; BUILD_NOTES.md "Meta-GNN's recipe on ADDMOD"). That
 # select trained Meta-GNN alone, so its config-wide `warmup_steps` is this
-# per-model entry. The margin is inside a seed std; the rule (best validation
+# per-model entry; on this config the same candidates are `--config.seeds=3
+# --models=meta_gnn --grid="warmup_steps_by_model.meta_gnn=-1,1000"`. The margin is inside a seed std; the rule (best validation
 # mean, a tie keeps the configured setting) adopts it.
 WARMUP_STEPS = {"meta_gnn": 1000}
 TASK_SPECIFIC_META_GNN = ("warmup_steps_by_model",)

@@ -167,10 +167,15 @@ def _check_trained(config, axes, trained: str) -> None:
                      f"({workdir_lib.describe(changes)}); pass the config it was trained with.")
 
 
+# Config-wide keys a model's own entry overrides: {key: per-model dict key}.
+PER_MODEL_KEYS = {"learning_rate": "learning_rates", "warmup_steps": "warmup_steps_by_model"}
+
+
 def _check_not_shadowed(config, axes, models) -> None:
-  """ValueError if a grid path `refine_<field>` would be overridden, for one of
-  `models`, by that model's own value in config.refine_by_model (the
-  candidates would then all score the same for it)."""
+  """ValueError if a grid path would be overridden, for one of `models`, by
+  that model's own value (the candidates would then all score the same for
+  it): `refine_<field>` by config.refine_by_model[name][field], and the keys of
+  PER_MODEL_KEYS by config.learning_rates[name] / warmup_steps_by_model[name]."""
   by_model = config.get("refine_by_model") or {}
   for path, _ in axes:
     field = path[len("refine_"):] if path.startswith("refine_") else None
@@ -180,6 +185,13 @@ def _check_not_shadowed(config, axes, models) -> None:
         raise ValueError(f"grid path {path!r} does not reach {name}: "
                          f"config.refine_by_model.{name}.{field}={own[field]!r} overrides it; "
                          f"name 'refine_by_model.{name}.{field}' in the grid instead.")
+      if path in PER_MODEL_KEYS:
+        per_model = PER_MODEL_KEYS[path]
+        own = config.get(per_model) or {}
+        if name in own:
+          raise ValueError(f"grid path {path!r} does not reach {name}: "
+                           f"config.{per_model}.{name}={own[name]!r} overrides it; "
+                           f"name '{per_model}.{name}' in the grid instead.")
 
 
 SCORES = ("val", "id+val")
