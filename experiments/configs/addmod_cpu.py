@@ -26,6 +26,13 @@ Meta-GNN at `addmod.py`'s 1e-3 (chosen on the validation primes with this
 config, `addmod.py` names the command), `--config.models="('meta_gnn',)"`,
 commit a312fdc, 2026-12-03, 19 min of training: ID 0.901 ± 0.050, OOD 0.527 ±
 0.087.
+
+Measured as it stands (commit 31f4bd9, 2-core Intel Xeon AVX-512, 2026-12-05
+19:05:56-19:47:37 UTC, 41 min 41 s wall for the five rows; README, "ADDMOD on
+the CPU protocol"): OOD mean ± std direct 0.379 ± 0.100, Meta-MLP 0.730 ±
+0.069, Meta-gMLP 0.260 ± 0.123, Meta-GNN (1e-3, warm-up 1,000) 0.585 ± 0.077,
+`meta_gnn@library` 0.263 ± 0.091; ID 0.736 / 0.994 / 0.635 / 0.911 / 0.629;
+the heuristic 0.509.
 """
 
 from experiments.configs import addmod
