@@ -186,9 +186,9 @@ def test_a_grid_key_a_model_overrides_is_refused(tmp_path):
                trained=str(tmp_path / "none"))
   assert not os.path.exists(tmp_path / "sel")
   # The per-model path reaches it, and a model without its own value is reached.
-  select._check_not_shadowed(c, select.all_axes(select.parse_grids(  # pylint: disable=protected-access
+  select.check_not_shadowed(c, select.all_axes(select.parse_grids(
       "refine_by_model.meta_gmlp.gate=support_wrong")), ["meta_gmlp"])
-  select._check_not_shadowed(c, [("refine_steps", [0])], ["meta_gmlp"])  # pylint: disable=protected-access
+  select.check_not_shadowed(c, [("refine_steps", [0])], ["meta_gmlp"])
   # ... and is an evaluation key a trained workdir may be re-scored with.
   from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
   workdir_lib.prepare(str(tmp_path / "trained"), c)
@@ -208,8 +208,8 @@ def test_a_config_wide_rate_or_warmup_a_model_overrides_is_refused(tmp_path):
                        rf"config.{per_model}.meta_gnn={value!r} overrides it; name "
                        rf"'{per_model}.meta_gnn'"):
       select.run(c, f"{path}=500", str(tmp_path / "sel"), models=["meta_gnn"])
-    select._check_not_shadowed(c, [(path, [500])], ["meta_mlp", "meta_gnn@library"])  # pylint: disable=protected-access
-    select._check_not_shadowed(c, [(f"{per_model}.meta_gnn", [500])], ["meta_gnn"])  # pylint: disable=protected-access
+    select.check_not_shadowed(c, [(path, [500])], ["meta_mlp", "meta_gnn@library"])
+    select.check_not_shadowed(c, [(f"{per_model}.meta_gnn", [500])], ["meta_gnn"])
   assert not os.path.exists(tmp_path / "sel")
   # The per-model path gives the candidates it names.
   axes = select.all_axes(select.parse_grids("warmup_steps_by_model.meta_gnn=-1,1000"))

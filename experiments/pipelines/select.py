@@ -171,7 +171,7 @@ def _check_trained(config, axes, trained: str) -> None:
 PER_MODEL_KEYS = {"learning_rate": "learning_rates", "warmup_steps": "warmup_steps_by_model"}
 
 
-def _check_not_shadowed(config, axes, models) -> None:
+def check_not_shadowed(config, axes, models) -> None:
   """ValueError if a grid path would be overridden, for one of `models`, by
   that model's own value (the candidates would then all score the same for
   it): `refine_<field>` by config.refine_by_model[name][field], and the keys of
@@ -223,7 +223,7 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
     raise ValueError(f"models {unknown} are not in config.models {list(config.models)}.")
   grids = parse_grids(grid)
   axes = all_axes(grids)
-  _check_not_shadowed(config, axes, models)
+  check_not_shadowed(config, axes, models)
   if trained:
     _check_trained(config, axes, trained)
   cands = [c for part in grids for c in candidates(config, part, rematch=not trained)]
