@@ -164,6 +164,9 @@ def test_bad_configs():
                             "warmup_steps_by_model": {"meta_gnn": bad}})
   with pytest.raises(ValueError, match=r"config.warmup_steps_by_model: .*'meta_gcn'"):
     loop.validate_config({**_config().to_dict(), "warmup_steps_by_model": {"meta_gcn": 10}})
+  # An entry longer than the run is refused only where its model trains.
+  loop.validate_config({**_config().to_dict(), "models": ("meta_mlp",),
+                        "warmup_steps_by_model": {"meta_gnn": steps}})
 
 
 def test_warmup_steps_sets_the_cosine_warmup_and_minus_one_keeps_the_old_rule():

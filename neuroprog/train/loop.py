@@ -229,13 +229,16 @@ def validate_config(config) -> None:
   target_spec(config)
   warmup_steps(config)
   # As with learning_rates, an entry for a model this run does not train is
-  # allowed, but it must name a model.
+  # allowed, but it must name a model; its length is checked against the
+  # steps only where the model trains (a shortened run of other models needs
+  # no edit of it).
   for name in _get(config, "warmup_steps_by_model") or {}:
     try:
       meta.base_name(name)
     except ValueError as e:
       raise ValueError(f"config.warmup_steps_by_model: {e}") from None
-    warmup_steps(config, name)
+    if name in _get(config, "models"):
+      warmup_steps(config, name)
   kind = _get(config, "intent")
   if kind not in INTENT_KINDS:
     raise ValueError(f"config.intent={kind!r}; allowed: {list(INTENT_KINDS)}.")
