@@ -45,8 +45,7 @@ README and the config docstring showed them".
 
 from experiments.configs import arc1d
 
-MODEL_CONFIGS = {**{name: options for name, options in arc1d.MODEL_CONFIGS.items()
-                    if name != "meta_gnn@library"}, "direct": {"d_model": 100}}
+MODEL_CONFIGS = {**arc1d.MODEL_CONFIGS, "direct": {"d_model": 100}}
 # The pair-relation statistics (`neuroprog.intents.pair_relations`), chosen on
 # the validation shifts by `python benchmarks/probe_example_encoder.py --steps
 # 1500 [--encoder pair_stats=1]` (2026-12-03): the encoder's parameter error on
@@ -268,19 +267,8 @@ TEACHER_TWIN_DRAWS = {"meta_mlp": True, "meta_gmlp": True}
 REFINE_GATE_BY_MODEL["meta_gmlp"] = "always"
 
 
-# arc1d.py's Meta-GNN warm-up (1,000 steps) and its library row came after
-# this config's runs; the example-intent Meta-GNN keeps the recipe's
-# warm-up it was chosen and measured with, so its twin in arc1d.py's table is
-# the `meta_gnn@library` row.
-MODELS = ("direct", "meta_mlp", "meta_gmlp", "meta_gnn")
-
-
 def get_config():
   config = arc1d.get_config()
-  config.models = MODELS
-  config.model_configs = {name: options for name, options in config.model_configs.items()
-                          if name in MODELS}
-  config.warmup_steps_by_model = {}
   config.intent = "examples"
   config.shots = 3
   config.seeds = 3
