@@ -73,14 +73,15 @@ PARAM_BUDGET = 400_000
 # 0.531 ± 0.016 on the validation intents at 3 seeds (forty-sixth session):
 #   python -m experiments.select --config=experiments/configs/arc1d.py \
 #       --config.seeds=3 --models=meta_gnn --grid="warmup_steps=1000"
-# (today: --grid="warmup_steps_by_model.meta_gnn=-1,1000"); adopted, it was
-# run at this config's 5 seeds (forty-seventh session; this file at commit
-# 31f4bd9 with --config.models="('meta_gnn',)", the same training as
+# (the same candidates with the per-model key:
+# --grid="warmup_steps_by_model.meta_gnn=-1,1000"). Adopted, it was run at
+# this config's 5 seeds (forty-seventh session; this file at commit 31f4bd9
+# with --config.models="('meta_gnn',)", the same training as
 # `--config.warmup_steps=1000 --config.models="('meta_gnn',)"` here):
 # validation 0.450 ± 0.130 against 0.500 ± 0.036 for the configured row, so
-# 5 seeds reversed the 3-seed margin and the setting was withdrawn. That run also evaluated its OOD
-# intents (0.286 ± 0.034 against 0.293 ± 0.013), which point the same way;
-# BUILD_NOTES.md "A per-model warm-up".
+# 5 seeds reversed the 3-seed margin and the setting was withdrawn. That run
+# also evaluated its OOD intents (0.286 ± 0.034 against 0.293 ± 0.013), which
+# point the same way; BUILD_NOTES.md "A per-model warm-up".
 MODEL_CONFIGS = {
     "direct": {"d_model": 156},
     "meta_mlp": {"hidden": 22},
