@@ -164,9 +164,29 @@ def test_bad_configs():
                             "warmup_steps_by_model": {"meta_gnn": bad}})
   with pytest.raises(ValueError, match=r"config.warmup_steps_by_model: .*'meta_gcn'"):
     loop.validate_config({**_config().to_dict(), "warmup_steps_by_model": {"meta_gcn": 10}})
+  with pytest.raises(ValueError, match=r"config.learning_rates: .*'meta_gcn'"):
+    loop.validate_config({**_config().to_dict(), "learning_rates": {"meta_gcn": 1e-3}})
   # An entry longer than the run is refused only where its model trains.
   loop.validate_config({**_config().to_dict(), "models": ("meta_mlp",),
                         "warmup_steps_by_model": {"meta_gnn": steps}})
+
+
+def _adam_moves(opt, count=1002) -> np.ndarray:
+  """[count] the step each optimizer update takes on one entry under a
+  constant gradient below the clip: Adam moves it by the step's rate."""
+  params = {"w": jax.numpy.ones(3)}
+  grads = {"w": jax.numpy.full(3, 1e-3)}
+
+  @jax.jit
+  def step(state):
+    updates, state = opt.update(grads, state, params)
+    return state, updates["w"][0]
+
+  state, moves = opt.init(params), []
+  for _ in range(count):
+    state, move = step(state)
+    moves.append(-float(move))
+  return np.array(moves)
 
 
 def test_warmup_steps_sets_the_cosine_warmup_and_minus_one_keeps_the_old_rule():
@@ -177,23 +197,9 @@ def test_warmup_steps_sets_the_cosine_warmup_and_minus_one_keeps_the_old_rule():
   assert loop.warmup_steps(_config(steps=5000, warmup_steps=1000)) == 1000
   assert loop.warmup_steps(_config(steps=5000, warmup_steps=0)) == 1
   config = _config(steps=5000, warmup_steps=1000, learning_rates={"meta_mlp": 2e-3})
-  opt = loop.create_optimizer(config, "meta_mlp")
-  params = {"w": jax.numpy.ones(3)}
-  grads = {"w": jax.numpy.full(3, 1e-3)}   # under the clip, so unchanged by it
-
-  @jax.jit
-  def step(state):
-    updates, state = opt.update(grads, state, params)
-    return state, updates["w"][0]
-
-  state, moves = opt.init(params), []
-  for _ in range(1002):
-    state, move = step(state)
-    moves.append(-float(move))
-  # With a constant gradient, Adam moves each entry by the step's rate: the
-  # warm-up rises linearly to 2e-3 at step 1,000.
-  np.testing.assert_allclose([moves[250], moves[500], moves[1000]], [5e-4, 1e-3, 2e-3],
-                             rtol=1e-3)
+  moves = _adam_moves(loop.create_optimizer(config, "meta_mlp"))
+  # The warm-up rises linearly to 2e-3 at step 1,000.
+  np.testing.assert_allclose(moves[[250, 500, 1000]], [5e-4, 1e-3, 2e-3], rtol=1e-3)
 
 
 def test_warmup_steps_by_model_sets_only_the_named_entries_schedule():
@@ -208,20 +214,10 @@ def test_warmup_steps_by_model_sets_only_the_named_entries_schedule():
   assert loop.warmup_steps(config, "meta_mlp") == 200
   assert loop.warmup_steps(config) == 200
   wide = _config(steps=5000, warmup_steps=1000, learning_rates={"meta_gnn": 2e-3})
-  params = {"w": jax.numpy.ones(3)}
-  grads = {"w": jax.numpy.full(3, 1e-3)}   # under the clip, so unchanged by it
-
-  def moves(opt, count=1002):
-    state, out = opt.init(params), []
-    for _ in range(count):
-      updates, state = opt.update(grads, state, params)
-      out.append(-float(updates["w"][0]))
-    return np.array(out)
-
-  gnn = moves(loop.create_optimizer(config, "meta_gnn"))
+  gnn = _adam_moves(loop.create_optimizer(config, "meta_gnn"))
   np.testing.assert_allclose(gnn[[250, 500, 1000]], [5e-4, 1e-3, 2e-3], rtol=1e-3)
-  np.testing.assert_array_equal(gnn, moves(loop.create_optimizer(wide, "meta_gnn")))
-  mlp = moves(loop.create_optimizer(config, "meta_mlp"), 201)
+  np.testing.assert_array_equal(gnn, _adam_moves(loop.create_optimizer(wide, "meta_gnn")))
+  mlp = _adam_moves(loop.create_optimizer(config, "meta_mlp"), 201)
   np.testing.assert_allclose(mlp[[100, 200]], [1e-3, 2e-3], rtol=1e-3)
 
 

@@ -223,21 +223,32 @@ GRAD_CLIP_SCOPES = ("joint", "per_part")
 EVAL_SUPPORT_DRAWS = 10
 
 
+def _base_names(config, key: str) -> dict[str, str]:
+  """{entry: base model} of the model entries that config[key] names (the
+  models tuple, or the keys of a per-model dict); ValueError naming the key
+  for an entry that is no model. A per-model dict may name models this run
+  does not train (a config holds every model's values; `--config.models`
+  picks some), but a typo would be silently ignored, so each must name one."""
+  out = {}
+  for name in _get(config, key) or {}:
+    try:
+      out[name] = meta.base_name(name)
+    except ValueError as e:
+      raise ValueError(f"config.{key}: {e}") from None
+  return out
+
+
 def validate_config(config) -> None:
   """ValueError for unknown or missing keys and bad values, before any work."""
   SCHEMA.validate(config)
   target_spec(config)
+  models = _base_names(config, "models")
+  _base_names(config, "learning_rates")
   warmup_steps(config)
-  # As with learning_rates, an entry for a model this run does not train is
-  # allowed, but it must name a model; its length is checked against the
-  # steps only where the model trains (a shortened run of other models needs
-  # no edit of it).
-  for name in _get(config, "warmup_steps_by_model") or {}:
-    try:
-      meta.base_name(name)
-    except ValueError as e:
-      raise ValueError(f"config.warmup_steps_by_model: {e}") from None
-    if name in _get(config, "models"):
+  # A per-model warm-up is checked against the steps only where its model
+  # trains, so a shortened run of other models needs no edit of it.
+  for name in _base_names(config, "warmup_steps_by_model"):
+    if name in models:
       warmup_steps(config, name)
   kind = _get(config, "intent")
   if kind not in INTENT_KINDS:
@@ -287,16 +298,7 @@ def validate_config(config) -> None:
     raise ValueError(f"config.intent_label_loss={weight!r} reads the representation of "
                      "example intents; with config.intent='label' the label is the input. "
                      "Allowed: 0, or config.intent='examples'.")
-  by_model = _get(config, "refine_by_model") or {}
-  # As with learning_rates, an entry for a model this run does not train is
-  # allowed (a config names every model's values; `--config.models` picks
-  # some), but it must name a model.
-  for name in by_model:
-    try:
-      meta.base_name(name)
-    except ValueError as e:
-      raise ValueError(f"config.refine_by_model: {e}") from None
-  for name in [None, *by_model]:
+  for name in [None, *_base_names(config, "refine_by_model")]:
     refinement = refinement_of(config, name)
     if refinement.steps and kind != "examples":
       raise ValueError(f"config.refine_steps={refinement.steps} fits programs to their "
@@ -314,11 +316,8 @@ def validate_config(config) -> None:
   if scope == "per_part" and not _get(config, "grad_clip"):
     raise ValueError("config.grad_clip_scope='per_part' needs config.grad_clip > 0.")
   twins = _get(config, "teacher_twin_draws") or {}
-  for name, twin in twins.items():
-    try:
-      base = meta.base_name(name)
-    except ValueError as e:
-      raise ValueError(f"config.teacher_twin_draws: {e}") from None
+  for name, base in _base_names(config, "teacher_twin_draws").items():
+    twin = twins[name]
     if not isinstance(twin, bool):
       raise ValueError(f"config.teacher_twin_draws[{name!r}]={twin!r}; allowed: True or "
                        "False.")
@@ -331,14 +330,9 @@ def validate_config(config) -> None:
           "label-intent twin's batches; it needs config.intent='examples' and "
           f"config.intent_label_feed='teacher' (got {kind!r}, "
           f"{_get(config, 'intent_label_feed')!r}).")
-  models = _get(config, "models")
-  for name in models:
-    try:
-      meta.base_name(name)
-    except ValueError as e:
-      raise ValueError(f"config.models: {e}") from None
-  if len(set(models)) != len(models):
-    raise ValueError(f"config.models names a model twice: {list(models)}.")
+  names = _get(config, "models")
+  if len(set(names)) != len(names):
+    raise ValueError(f"config.models names a model twice: {list(names)}.")
 
 
 def _check_search(config, task, refinement, name):
