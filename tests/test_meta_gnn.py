@@ -222,6 +222,41 @@ def test_intent_film_starts_as_the_additive_model_and_keeps_equivariance():
     _model(task, intent_film="yes")
 
 
+def test_decoder_film_starts_as_the_plain_model_and_keeps_equivariance():
+  """decoder_film = H adds an intent trunk of width H and a zero-initialised,
+  role-tied gain on the decoders' hidden layer: the initial θ is the plain
+  model's, a nonzero gain makes θ follow the intent more, and automorphisms
+  still fix θ; a bad width is refused by name."""
+  task = tasks.get("sumfirst")
+  u = task.features(task.train_intents[:3])
+  plain = _model(task, grouping="orbit", use_pe=False)
+  film = _model(task, grouping="orbit", use_pe=False, decoder_film=16)
+  params = film.init(jax.random.key(0), u)
+  p_plain = plain.init(jax.random.key(0), u)
+  np.testing.assert_array_equal(film.apply(params, u), plain.apply(p_plain, u))
+  role = graphs.neural_graph(task.spec, "role")
+  f, h, d = task.feature_dim, 16, SMALL["d"]
+  trunk = (f * h + h) + (h * h + h)
+  extra = 2 * trunk + (role.num_node_groups + role.num_edge_groups) * h * d
+  assert film.num_params() - plain.num_params() == extra
+  gained = jax.tree_util.tree_map_with_path(
+      lambda path, x: jax.random.normal(jax.random.key(3), x.shape)
+      if "film" in jax.tree_util.keystr(path) and "kernel" in jax.tree_util.keystr(path)
+      and "trunk" not in jax.tree_util.keystr(path) else x, params)
+  theta0, theta = film.apply(params, u), film.apply(gained, u)
+  assert float(jnp.abs(theta - theta0).max()) > 1e-3
+  # The gain is a function of the intent: it widens the gap between intents.
+  spread = lambda th: float(jnp.abs(th[0] - th[1]).mean())
+  assert spread(theta) > 1.5 * spread(theta0)
+  for seed in range(2):
+    perm = neuroprog.random_automorphism(task.spec, seed)
+    assert np.any(perm != np.arange(len(perm)))
+    np.testing.assert_allclose(theta[:, perm], theta, rtol=1e-4, atol=1e-5)
+  for bad in (-1, 2.5, True):
+    with pytest.raises(ValueError, match=rf"decoder_film={bad!r}; allowed: an int >= 0"):
+      _model(task, decoder_film=bad)
+
+
 @pytest.mark.parametrize("name,cfg", [("meta_gnn", SMALL),
                                       ("meta_gmlp", {"d_slot": 2, "hidden": 4})])
 def test_base_program_starts_at_the_plain_model_and_gets_the_summed_gradient(name, cfg):

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neuroprog.meta import batched_init, static_rows
+from neuroprog.meta import base, batched_init, static_rows
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -399,3 +399,38 @@ def broadcast_intent(u_BxF: jax.Array, pe_MxP: np.ndarray | None, m: int):
     parts.append(jnp.broadcast_to(jnp.asarray(pe_MxP)[:, None],
                                   (m, b, pe_MxP.shape[-1])))
   return jnp.concatenate(parts, -1)
+
+
+class GroupedIntentGain(nn.Module):
+  """A group-tied intent gain per element: g_i = 1 + φ(u) W_{g(i)}.
+
+  φ(u) float32[B, hidden] is an intent trunk shared by all groups (two GELU
+  layers, then a parameter-free layer norm, as Meta-MLP's trunk); W float32[G,
+  hidden, features] starts at zero, so every gain starts at exactly 1.
+  Multiplying a decoder's hidden activations a_i by g_i makes its output
+  a_i w + (a_i ⊙ φ(u) W_g) w: every element's value becomes a combination of
+  `features` intent basis functions with coefficients from the element's own
+  state, the read-out Meta-MLP's last layer gives each θ entry, while all the
+  weights stay group-tied (so automorphisms still fix θ without positional
+  encodings).
+
+  u float32[B, F] -> float32[M, B, features] in sorted order, or with
+  `segmented` a tuple of one [m_s, B, features] array per bucket.
+  """
+  buckets: tuple[tuple[int, int, int, int], ...]
+  n_groups: int
+  features: int
+  hidden: int
+  segmented: bool = False
+
+  @nn.compact
+  def __call__(self, u_BxF):
+    phi = nn.gelu(nn.Dense(self.hidden, name="trunk_0")(u_BxF))
+    phi = nn.gelu(nn.Dense(self.hidden, name="trunk_1")(phi))
+    phi = base.layer_norm(phi)
+    w = self.param("kernel", nn.initializers.zeros,
+                   (self.n_groups, self.hidden, self.features))
+    gain = _per_element(1.0 + jnp.einsum("bh,ghf->gbf", phi, w), self.buckets)
+    if self.segmented:
+      return tuple(gain)
+    return jnp.concatenate(gain, 0) if len(gain) > 1 else gain[0]

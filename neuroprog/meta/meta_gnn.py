@@ -15,7 +15,12 @@ For B intents at once, on the neural graph (N nodes, E edges) of the target:
    dec_edge^{g(e)}(e_e), written into θ through node_slot / edge_slot. An
    edge that carries a vector (a conv kernel, `edge_size` k) gets the first
    k of the K = max_edge_size outputs of its decoder; output j is kernel
-   position j, the same for every edge of a group.
+   position j, the same for every edge of a group. With `decoder_film` = H > 0
+   the decoders' hidden activations are multiplied by a group-tied intent gain
+   1 + φ(u) W_g (φ an intent trunk of width H, W zero at init;
+   `grouped.GroupedIntentGain`), so each element's value is read out from a
+   learned basis of intent functions, as Meta-MLP's last layer reads every θ
+   entry out of its intent trunk.
 
 Two groupings of the neural graph serve two purposes. `grouping` (default
 "orbit") ties the layers that carry an element's identity: the encoders'
@@ -65,7 +70,7 @@ DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
             "intent_input": "raw", "intent_weight": 0.5, "intent_film": False,
-            "base_program": False, "pe_learned": False}
+            "base_program": False, "pe_learned": False, "decoder_film": 0}
 WIDTH_KEY = "d"
 # The Adam rate a config gets unless it names one. Chosen when 1e-3 diverged
 # on ADDMOD and 1D-ARC without the random edge features (BUILD_NOTES.md,
@@ -111,6 +116,7 @@ class MetaGNNNet(nn.Module):
   intent_film: bool = False    # FiLM gain of the intent in the encoders' first layer
   edge_out: int = 1            # K: values decoded per edge (kernel entries)
   edge_pe_learned: int = 0     # trailing edge_pe columns that are trainable
+  decoder_film: int = 0        # width of the decoders' intent trunk; 0: no gain
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -139,8 +145,13 @@ class MetaGNNNet(nn.Module):
 
     def decode(z, buckets, groups, msg_buckets, msg_groups, name, k=1):
       z = grouped.GroupedDense(msg_buckets, msg_groups, d, name=f"{name}_hidden")(z)
-      z = grouped.GroupedDense(buckets, groups, k, name=f"{name}_out")(
-          each(nn.gelu, z))
+      z = each(nn.gelu, z)
+      if self.decoder_film:
+        gain = grouped.GroupedIntentGain(msg_buckets, msg_groups, d, self.decoder_film,
+                                         segmented=isinstance(z, tuple),
+                                         name=f"{name}_film")(u_BxF)
+        z = tuple(a * g for a, g in zip(z, gain)) if isinstance(z, tuple) else z * gain
+      z = grouped.GroupedDense(buckets, groups, k, name=f"{name}_out")(z)
       # [M, B, k] -> [M * k, B], element-major: row m * k + j is output j of m.
       return each(lambda a: a.transpose(0, 2, 1).reshape(-1, a.shape[1]), z)
 
@@ -224,6 +235,13 @@ def build(spec, intent_dim, config, graph=None):
   (BUILD_NOTES.md, "One Meta-GNN recipe").
   config.base_program (default False) adds a learned intent-independent
   θ_base, zero at init, to the generated θ (`base.Hypernetwork`).
+  config.decoder_film (default 0) = H > 0 multiplies the decoders' hidden
+  activations by 1 + φ(u) W_g, φ an intent trunk of width H (two GELU layers
+  and a layer norm) and W group-tied (message grouping), zero at init
+  (`grouped.GroupedIntentGain`): the initial θ is unchanged, and every θ
+  entry can follow the intent through a learned basis of H intent functions,
+  the read-out Meta-MLP's last layer has, where otherwise the intent reaches
+  θ only through the encoders' first layer and the message passing.
   config.intent_scale multiplies the (standardized) intent features before
   the encoders.
   config.pe_random appends that many fixed random features to each edge's
@@ -263,6 +281,11 @@ def build(spec, intent_dim, config, graph=None):
   for key in ("intent_film", "base_program", "pe_learned"):
     if not isinstance(config[key], (bool, np.bool_)):
       raise ValueError(f"meta_gnn: {key}={config[key]!r}; allowed: True or False.")
+  film_width = config.decoder_film
+  if isinstance(film_width, bool) or not isinstance(film_width, (int, np.integer)) \
+      or film_width < 0:
+    raise ValueError(f"meta_gnn: decoder_film={film_width!r}; allowed: an int >= 0 "
+                     "(the width of the decoders' intent trunk; 0: no intent gain).")
   if config.pe_learned and not (n_random and config.use_pe):
     raise ValueError(f"meta_gnn: pe_learned=True with pe_random={n_random}, "
                      f"use_pe={config.use_pe}; allowed: pe_learned=True only with "
@@ -316,5 +339,6 @@ def build(spec, intent_dim, config, graph=None):
       balanced=config.intent_input == "balanced",
       intent_weight=float(config.intent_weight),
       intent_film=bool(config.intent_film), edge_out=k_out,
-      edge_pe_learned=n_random if config.pe_learned else 0)
+      edge_pe_learned=n_random if config.pe_learned else 0,
+      decoder_film=int(film_width))
   return net, base.head_layout(spec)

@@ -191,7 +191,8 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
 # (option, ...)}: each one's library default (the model's DEFAULTS) is the
 # behaviour before the option, so a stored model config without it ran
 # exactly as one holding the default.
-ADDED_MODEL_OPTIONS = {"meta_gnn": ("base_program", "intent_film", "pe_learned"),
+ADDED_MODEL_OPTIONS = {"meta_gnn": ("base_program", "intent_film", "pe_learned",
+                                      "decoder_film"),
                        "meta_gmlp": ("base_program",)}
 
 
