@@ -202,8 +202,9 @@ def test_a_config_wide_rate_or_warmup_a_model_overrides_is_refused(tmp_path):
   while the per-model paths, and models without an entry, are reached."""
   from experiments.configs import addmod_cpu  # pylint: disable=g-import-not-at-top
   c = addmod_cpu.get_config()
-  for path, per_model, value in (("warmup_steps", "warmup_steps_by_model", 1000),
-                                 ("learning_rate", "learning_rates", 0.001)):
+  for path, per_model in (("warmup_steps", "warmup_steps_by_model"),
+                          ("learning_rate", "learning_rates")):
+    value = c[per_model]["meta_gnn"]
     with pytest.raises(ValueError, match=rf"grid path '{path}' does not reach meta_gnn: "
                        rf"config.{per_model}.meta_gnn={value!r} overrides it; name "
                        rf"'{per_model}.meta_gnn'"):
