@@ -10,8 +10,9 @@ steps would take about 4 hours each for the direct model and Meta-GNN (1.4 and
 1.5 steps/s); `addmod_deep_cpu.py` is this target at 2,500 steps, measured
 (README, "Depth"): OOD Meta-MLP 0.749 ± 0.081, Meta-gMLP 0.288 ± 0.087,
 Meta-GNN 0.235 ± 0.088, direct 0.348 ± 0.059 (its depth-1 run), with Meta-GNN
-at 3e-4; it now inherits `addmod.py`'s 1e-3 and 1,000-step warm-up, with
-which `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.624 ± 0.086.
+at 3e-4; with `addmod.py`'s earlier 1e-3 and its 1,000-step warm-up,
+`addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.624 ± 0.086. It now inherits
+`addmod.py`'s 4e-3 (forty-eighth session), not yet run at depth 2.
 
 Widths re-matched to the 400,000-parameter budget for this target
 (`neuroprog.train.loop.matched_model_configs("addmod", spec=...)`).

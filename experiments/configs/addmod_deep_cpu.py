@@ -16,12 +16,13 @@ row at both depths. At 5 seeds it is the costliest model (1.4 steps/s,
 Measured (commit 0fe2ef0, 2-core AMD EPYC, 2026-12-02, 34 min wall): OOD mean
 ± std Meta-MLP 0.749 ± 0.081, Meta-gMLP 0.288 ± 0.087, Meta-GNN 0.235 ±
 0.088; ID 0.972 / 0.661 / 0.610. Those figures are Meta-GNN at the recipe's
-rate 3e-4; since commit a312fdc every ADDMOD config (this one through
-`addmod.py`) gives Meta-GNN 1e-3, and since the forty-seventh session a
+rate 3e-4; from commit a312fdc every ADDMOD config (this one through
+`addmod.py`) gave Meta-GNN 1e-3, and from the forty-seventh session a
 1,000-step warm-up, both chosen on the validation primes at depth 1
 (`addmod.py`). With them, Meta-GNN alone (`--config.models="('meta_gnn',)"`,
 commit c3e82e0, 2-core Intel Xeon AVX-512, 2026-12-05, 12.8 min of
-training): ID 0.903 ± 0.050, OOD 0.624 ± 0.086.
+training): ID 0.903 ± 0.050, OOD 0.624 ± 0.086. Since the forty-eighth
+session the rate is 4e-3 (chosen at depth 1); not yet run at depth 2.
 """
 
 from experiments.configs import addmod_cpu
