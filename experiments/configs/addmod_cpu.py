@@ -33,7 +33,7 @@ the CPU protocol"): OOD mean ± std direct 0.379 ± 0.100, Meta-MLP 0.730 ±
 0.069, Meta-gMLP 0.260 ± 0.123, Meta-GNN (1e-3, warm-up 1,000) 0.585 ± 0.077,
 `meta_gnn@library` 0.263 ± 0.091; ID 0.736 / 0.994 / 0.635 / 0.911 / 0.629;
 the heuristic 0.509. Meta-GNN at the rate 4e-3 chosen since (forty-eighth
-session), alone (`--config.models="('meta_gnn',)"`, commit 21a48e4, same host,
+session; warm-up still 1,000), alone (`--config.models="('meta_gnn',)"`, commit 21a48e4, same host,
 10.6 min of training): ID 0.968 ± 0.016, val 0.678 ± 0.115, OOD 0.622 ± 0.099.
 """
 
