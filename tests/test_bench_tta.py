@@ -15,9 +15,11 @@ def _run(*args):
 
 
 def test_a_config_wide_warmup_that_meta_gnn_overrides_is_refused():
+  from experiments.configs import addmod  # pylint: disable=g-import-not-at-top
+  warm = addmod.WARMUP_STEPS["meta_gnn"]
   r = _run("--models", "meta_gnn", "--set", "warmup_steps=500")
   assert r.returncode != 0
   assert ("grid path 'warmup_steps' does not reach meta_gnn: "
-          "config.warmup_steps_by_model.meta_gnn=1000 overrides it; name "
+          f"config.warmup_steps_by_model.meta_gnn={warm} overrides it; name "
           "'warmup_steps_by_model.meta_gnn'") in r.stderr
   assert r.stdout == ""   # no JSON line: nothing was trained
