@@ -32,8 +32,8 @@ MODEL_CONFIGS = {
     "meta_gnn@library": {"d": 22},
 }
 # Task-specific (TASK_SPECIFIC_META_GNN): Meta-GNN's Adam rate 4e-3 instead of
-# the recipe's 3e-4, chosen on the validation primes 53 and 71 with the
-# 1,000-step warm-up below by
+# the recipe's 3e-4, chosen on the validation primes 53 and 71 with a
+# 1,000-step warm-up (re-chosen at this rate as 2,000 after, below) by
 #   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
 #     --models=meta_gnn --grid="learning_rates.meta_gnn=1e-3,2e-3,4e-3,8e-3"
 # (5 seeds x 2,500 steps; ID / val 0.911 / 0.641, 0.945 / 0.639, 0.968 /

@@ -24,7 +24,7 @@ commit c3e82e0, 2-core Intel Xeon AVX-512, 2026-12-05, 12.8 min of
 training): ID 0.903 ± 0.050, OOD 0.624 ± 0.086. Since the forty-eighth
 session the rate is 4e-3 (chosen at depth 1): with the 1,000-step warm-up
 (2,000 since, not run here), Meta-GNN alone, commit
-7d5e1c2, same host, 14.6 min of training: ID 0.968 ± 0.023, val 0.736 ±
+bf20d67, same host, 14.6 min of training: ID 0.968 ± 0.023, val 0.736 ±
 0.071, OOD 0.675 ± 0.067.
 """
 
