@@ -1,7 +1,8 @@
 """One-line heuristics on the held-out ADDMOD primes of a config, scored on the
 exact samples its run evaluates (eval_seed, the validation and OOD keys of
 `train.loop.train_model`, eval_examples per intent), the 1D-ARC counterpart
-being `arc1d_heuristics.py`.
+being `arc1d_heuristics.py`. The rules are the task's own (`Task.heuristics`),
+the ones a run's results.md lists beside the models; this prints them per prime.
 
   python benchmarks/addmod_heuristics.py [--config addmod_cpu]
 
@@ -22,18 +23,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 
+from neuroprog.tasks import addmod, base  # pylint: disable=g-import-not-at-top,wrong-import-position
+
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--config", default="addmod_cpu", help="module under experiments/configs")
   args = ap.parse_args()
   config, task, samples = common.held_out_samples(args.config, "addmod")
+  rules = task.heuristics()
   for split, primes, x, y in samples:
     scores = {"no_wrap": [], "nearest": []}
     for j, p in enumerate(primes):
-      q = min(task.train_intents, key=lambda t: (abs(t - p), t))
-      total = x[j, :, 0] + x[j, :, 1]
-      no_wrap, nearest = (float(np.mean(total == y[j])), float(np.mean(total % q == y[j])))
+      q = task.nearest_train_intent(p)
+      no_wrap, nearest = (
+          float(task.heuristic_accuracy(rules[name](p, x[j]), y[j]).mean())
+          for name in (addmod.NO_WRAP, base.NEAREST_RULE))
       scores["no_wrap"].append(no_wrap)
       scores["nearest"].append(nearest)
       common.emit({"bench": "addmod_heuristics", "config": args.config, "split": split,

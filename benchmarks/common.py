@@ -7,7 +7,6 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 
 def block(x):
@@ -88,8 +87,8 @@ def emit(record):
 def held_out_samples(config_name: str, task_name: str):
   """(config, task, [(split, intents, x, y)]) for the validation and OOD
   intents of experiments/configs/<config_name>.py: the exact examples that
-  `train.loop.train_model`'s evaluation scores (its eval_seed and split keys,
-  eval_examples per intent), as numpy arrays x [I, n, ...], y [I, n, ...].
+  `train.loop.train_model`'s evaluation scores (`loop.held_out_examples`), as
+  numpy arrays x [I, n, ...], y [I, n, ...].
   Exits naming the task when the config trains another one."""
   import importlib  # pylint: disable=g-import-not-at-top
   from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
@@ -97,10 +96,5 @@ def held_out_samples(config_name: str, task_name: str):
   if config.task != task_name:
     raise SystemExit(f"--config {config_name} trains {config.task!r}, not {task_name!r}.")
   task = loop.build_task(config)
-  keys = dict(zip(loop.SPLITS, jax.random.split(jax.random.key(config.eval_seed), 3)))
-  samples = []
-  for split, intents in (("val", task.val_intents), ("ood", task.ood_intents)):
-    x, y = task.sample_params(keys[split], jnp.asarray(task.intent_params(intents)),
-                              config.eval_examples)
-    samples.append((split, intents, np.asarray(x), np.asarray(y)))
+  samples = [(split, *loop.held_out_examples(config, task, split)) for split in ("val", "ood")]
   return config, task, samples

@@ -48,6 +48,11 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
     evaluated.extend(intents)
     return original(self, params_S, intents, key)
   monkeypatch.setattr(loop.Trainer, "evaluate", recording)
+  # Nor are the OOD examples drawn for anything else (the heuristics' rows).
+  drawn = []
+  original_examples = loop.held_out_examples
+  monkeypatch.setattr(loop, "held_out_examples",
+                      lambda cfg, t, split: drawn.append(split) or original_examples(cfg, t, split))
   partial = []   # selection.json as it stands when the second candidate starts
   original_train = loop.train_model
 
@@ -60,6 +65,7 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
   assert not partial[0]["complete"] and len(partial[0]["rows"]) == 1
   assert out["complete"]
   assert evaluated and not set(evaluated) & set(task.ood_intents)
+  assert "ood" not in drawn
   assert set(evaluated) == set(task.train_intents) | set(task.val_intents)
   rows = out["rows"]
   assert [r["overrides"]["learning_rates.meta_mlp"] for r in rows] == [3e-3, 1e-9]

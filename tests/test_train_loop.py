@@ -50,6 +50,13 @@ def test_end_to_end_writes_every_output(full_run):
   assert all(np.isfinite(l["loss"]) and l["steps_per_s"] > 0 for l in lines)
   table = open(os.path.join(workdir, "results.md")).read()
   assert "OOD max over seeds" in table and "OOD of val-selected seed" in table
+  # The one-line baseline, on the same held-out examples, in both files.
+  config = _config()
+  want = loop.evaluate_heuristics(config, loop.build_task(config))
+  assert res["heuristics"] == want
+  h = want["nearest training intent's rule"]
+  assert (f"| heuristic: nearest training intent's rule | 0 | – | – | {h['val_mean']:.3f} | "
+          f"{h['ood_mean']:.3f} | – | – |") in table
   assert sorted(os.listdir(os.path.join(workdir, "checkpoints", "meta_mlp"))) == ["20", "40"]
 
 

@@ -22,6 +22,8 @@ PRIMES = base.primes_below(100)
 MAX_VALUE = 96
 N_VALUES = MAX_VALUE + 1
 EQ_TOKEN = MAX_VALUE + 1
+# The heuristic "answer a + b, never wrap" (`AddMod.heuristics`).
+NO_WRAP = "a + b, never wrap"
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 400_000
 
@@ -108,6 +110,17 @@ class AddMod(base.Task):
     if np.any((a < 0) | (a >= p) | (b < 0) | (b >= p)):
       raise ValueError(f"addmod: operands must lie in 0..{p - 1} for p={p}.")
     return (a + b) % p
+
+  def heuristics(self):
+    """Besides the nearest prime's rule (a + b) mod q: "a + b, never wrap",
+    right exactly when a + b < p, about half of the pairs."""
+    return {**super().heuristics(), NO_WRAP: lambda p, x: np.asarray(x)[..., 0]
+            + np.asarray(x)[..., 1]}
+
+  def nearest_reference(self, train_intent, intent, x):
+    # The operands of p may reach q or beyond, outside `reference`'s domain.
+    x = np.asarray(x)
+    return (x[..., 0] + x[..., 1]) % train_intent
 
   def loss(self, outputs, y, params_BxP):
     return optax.softmax_cross_entropy_with_integer_labels(outputs, y)

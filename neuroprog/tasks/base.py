@@ -11,7 +11,7 @@ travel as an int32 parameter array [B, P] made by `intent_params`.
 from __future__ import annotations
 
 import functools
-from typing import Any, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import jax
 import numpy as np
@@ -19,6 +19,8 @@ import numpy as np
 from neuroprog import specs as specs_lib
 
 Intent = Hashable
+# The heuristic every task has (`Task.heuristics`).
+NEAREST_RULE = "nearest training intent's rule"
 
 
 class Task:
@@ -108,6 +110,40 @@ class Task:
   def loss(self, outputs, y, params_BxP) -> jax.Array:
     """Per-example loss float32[B, n] of target-network outputs."""
     raise NotImplementedError
+
+  def heuristics(self) -> dict[str, Callable[[Intent, np.ndarray], np.ndarray]]:
+    """The task's one-line baselines, which need no training: name -> rule.
+
+    rule(intent, x) takes one intent's examples x (numpy, [n, ...] as
+    `sample_params` draws them) and returns predictions shaped like that
+    intent's y [n, ...], in y's units. `heuristic_accuracy` scores them; the
+    training loop reports them beside the models on the same held-out
+    examples. Every task has "nearest training intent's rule" (the reference
+    program of `nearest_train_intent`); subclasses add their own.
+    """
+    def nearest_rule(intent, x):
+      return self.nearest_reference(self.nearest_train_intent(intent), intent, x)
+    return {NEAREST_RULE: nearest_rule}
+
+  def nearest_train_intent(self, intent: Intent) -> Intent | None:
+    """The training intent whose program a user would try on `intent`: for
+    int intents the closest by |difference| (ties: the smaller); None when no
+    training intent is comparable (the subclass decides)."""
+    intent = self.check_intent(intent)
+    return min(self.train_intents, key=lambda t: (abs(t - intent), t))
+
+  def nearest_reference(self, train_intent: Intent, intent: Intent, x) -> np.ndarray:
+    """`train_intent`'s program applied to examples x [n, ...] drawn for
+    `intent` (which may lie outside train_intent's input domain); default
+    `reference`."""
+    del intent
+    return np.asarray(self.reference(train_intent, x))
+
+  def heuristic_accuracy(self, predictions, y) -> np.ndarray:
+    """float64[n]: 1.0 where a heuristic's prediction equals y [n, ...] exactly
+    (every element of an example)."""
+    equal = np.asarray(predictions) == np.asarray(y)
+    return equal.reshape(equal.shape[0], -1).all(-1).astype(np.float64)
 
   def predict(self, outputs, params_BxP) -> jax.Array:
     """Target-network outputs -> predictions in the units of y."""

@@ -78,6 +78,10 @@ class SumFirst(base.Task):
       raise ValueError(f"sumfirst: x has shape {x.shape}; expected [..., 10].")
     return x[..., :intent].sum(-1)
 
+  def nearest_reference(self, train_intent, intent, x):
+    # `reference` reads digits; the sampler's x is the network's input scale.
+    return self.reference(train_intent, decode_inputs(x)).astype(np.float32)
+
   def loss(self, outputs, y, params_BxP):
     return (outputs[..., 0] - encode_targets(y)) ** 2
 

@@ -672,10 +672,49 @@ def train_model(config, task, name, workdir, writer, stop_at_step=None,
           **_evaluate_splits(config, task, tr, result.state.params, splits)}
 
 
+def _split_keys(config) -> dict[str, jax.Array]:
+  """The evaluation key of each split (one per split, from config.eval_seed)."""
+  return dict(zip(SPLITS, jax.random.split(jax.random.key(_get(config, "eval_seed")), 3)))
+
+
+def held_out_examples(config, task, split: str) -> tuple[tuple, np.ndarray, np.ndarray]:
+  """(intents, x, y) of a split: the examples every label-intent model is
+  scored on after training (`Trainer.evaluate` under `_split_keys`),
+  config.eval_examples per intent, as numpy arrays x [I, n, ...], y [I, n, ...].
+  """
+  if split not in SPLITS:
+    raise ValueError(f"split {split!r} unknown; allowed: {list(SPLITS)}.")
+  intents = {"id": task.train_intents, "val": task.val_intents,
+             "ood": task.ood_intents}[split]
+  if not intents:
+    return (), np.zeros((0,)), np.zeros((0,))
+  x, y = task.sample_params(_split_keys(config)[split],
+                            jnp.asarray(task.intent_params(intents)),
+                            _get(config, "eval_examples"))
+  return tuple(intents), np.asarray(x), np.asarray(y)
+
+
+def evaluate_heuristics(config, task, splits=("val", "ood")) -> dict[str, Any]:
+  """Exact match of each of the task's one-line baselines (`Task.heuristics`)
+  on the held-out examples the models are scored on (`held_out_examples`):
+  {name: {split: {intent: accuracy}, f"{split}_mean": float}} for each split
+  named (default the validation and OOD intents: on training intents the
+  nearest-intent rule is the task itself). Deterministic; nothing is trained.
+  """
+  out = {name: {} for name in task.heuristics()}
+  for split in splits:
+    intents, x, y = held_out_examples(config, task, split)
+    for name, rule in task.heuristics().items():
+      acc = [float(task.heuristic_accuracy(rule(i, x[j]), y[j]).mean())
+             for j, i in enumerate(intents)]
+      out[name][split] = {task.format_intent(i): a for i, a in zip(intents, acc)}
+      out[name][f"{split}_mean"] = float(np.mean(acc)) if acc else None
+  return out
+
+
 def _evaluate_splits(config, task, tr, params_S, splits) -> dict[str, Any]:
   """Per-intent and mean exact match of the splits named (the others: [])."""
-  key = jax.random.key(_get(config, "eval_seed"))
-  keys = dict(zip(SPLITS, jax.random.split(key, 3)))
+  keys = _split_keys(config)
   intents = {"id": task.train_intents, "val": task.val_intents, "ood": task.ood_intents}
   acc = {s: tr.evaluate(params_S, intents[s] if s in splits else (), keys[s]) for s in SPLITS}
   fmt = task.format_intent
@@ -715,6 +754,9 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
 
   Writes to workdir: config.json, checkpoints/<model>/, metrics.jsonl,
   tensorboard/<model>/, results.json, results.md, ood_by_intent.png.
+  results.json holds each model's per-seed accuracies and, under
+  "heuristics", the task's one-line baselines on the same held-out examples
+  (`evaluate_heuristics`).
   Returns the results dict (also in results.json).
   """
   validate_config(config)
@@ -733,6 +775,13 @@ def train_and_evaluate(config, workdir: str, *, stop_at_step=None,
   refined = {n: r._asdict() for n, r in refinements_of(config, _get(config, "models")).items()}
   if any(refine_lib.is_active(r) for r in refined.values()):
     out["refinement"] = refined
+  # The one-line baselines first: they cost nothing and stand beside every
+  # model in results.md, scored on the same held-out examples.
+  out["heuristics"] = evaluate_heuristics(config, task)
+  for name, h in out["heuristics"].items():
+    logger.info("heuristic %s: val %s, OOD %s", name,
+                "-" if h["val_mean"] is None else f"{h['val_mean']:.3f}",
+                "-" if h["ood_mean"] is None else f"{h['ood_mean']:.3f}")
   names = list(_get(config, "models"))
   with MetricWriter(workdir) as writer:
     for i, name in enumerate(names):

@@ -95,6 +95,13 @@ def markdown_table(results: dict[str, Any], task=None) -> str:
       cells.append(f"{r['ood_val_selected']:.3f}" if r["ood_val_selected"] is not None
                    else "–")
     lines.append("| " + " | ".join(cells) + " |")
+  for name, h in (results.get("heuristics") or {}).items():
+    # Deterministic rules: one figure per split, no seeds.
+    fmt = lambda v: "–" if v is None else f"{v:.3f}"
+    cells = ([f"heuristic: {name}", "0", "–", "–"]
+             + ([fmt(h.get("val_mean"))] if has_val else [])
+             + [fmt(h.get("ood_mean")), "–"] + (["–"] if has_val else []))
+    lines.append("| " + " | ".join(cells) + " |")
   if task is not None and task.name == "arc1d":
     lines += ["", "Per family (per seed the mean over the family's intents of that "
               "split; mean ± std over seeds):", "", family_table(results)]
@@ -141,7 +148,9 @@ def write_all(workdir: str, task, results: dict[str, Any]) -> str:
     f.write(f"# {results['task']}\n\n{target}Exact match on fresh samples; ID = training "
             "intents, OOD = intents never trained on. 'OOD max over seeds' is the "
             "best seed chosen with test knowledge (an upper bound); "
-            "'OOD of val-selected seed' picks the seed by validation intents.\n\n")
+            "'OOD of val-selected seed' picks the seed by validation intents. "
+            "'heuristic:' rows are one-line rules that need no training "
+            "(`Task.heuristics`), scored on the same held-out examples.\n\n")
     f.write(table + "\n")
     refined = {n: r for n, r in (results.get("refinement") or {}).items()
                if refine_lib.is_active(r)}

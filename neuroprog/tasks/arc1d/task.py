@@ -18,6 +18,8 @@ _PARAM_SCALE = 10.0
 _HAS_PARAM = tuple(float(families.PARAM_DOMAIN[f] is not None) for f in families.FAMILIES)
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 1_000_000
+# The heuristic "answer with the input" (`Arc1D.heuristics`).
+IDENTITY = "answer with the input"
 
 
 def default_spec() -> specs_lib.Seq2SeqSpec:
@@ -174,6 +176,35 @@ class Arc1D(base.Task):
 
   def reference(self, intent, x):
     return families.reference(self.check_intent(intent), x)
+
+  def heuristics(self):
+    """Besides the nearest parameter's rule: "answer with the input"."""
+    return {**super().heuristics(), IDENTITY: lambda intent, x: np.asarray(x)}
+
+  def nearest_train_intent(self, intent):
+    """The training intent of the same family with the closest parameter
+    (ties: the smaller); None when no intent of the family is trained."""
+    family, k = self.check_intent(intent)
+    same = [t for t in self.train_intents if t[0] == family]
+    if not same:
+      return None
+    return min(same, key=lambda t: (abs((t[1] or 0) - (k or 0)), t[1] or 0))
+
+  def nearest_reference(self, train_intent, intent, x):
+    """int32[n, L]: the rule applied to each grid of x [n, L] without its
+    padding, padded back to L; a grid whose answer is longer than L, or an
+    intent with no trained rule (train_intent None), gets -1 everywhere,
+    which matches nothing."""
+    x = np.asarray(x)
+    out = np.full(x.shape, -1, np.int32)
+    if train_intent is None:
+      return out
+    for i, grid in enumerate(x):
+      answer = families.reference(train_intent, grid[grid != families.PAD])
+      if len(answer) <= x.shape[-1]:
+        out[i] = families.PAD
+        out[i, :len(answer)] = answer
+    return out
 
   def loss(self, outputs, y, params_BxP):
     valid = y != families.PAD
