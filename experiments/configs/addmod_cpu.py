@@ -27,16 +27,19 @@ config, `addmod.py` names the command), `--config.models="('meta_gnn',)"`,
 commit a312fdc, 2026-12-03, 19 min of training: ID 0.901 ± 0.050, OOD 0.527 ±
 0.087.
 
-Measured as it stands (commit 31f4bd9, 2-core Intel Xeon AVX-512, 2026-12-05
-19:05:56-19:47:37 UTC, 41 min 41 s wall for the five rows; README, "ADDMOD on
-the CPU protocol"): OOD mean ± std direct 0.379 ± 0.100, Meta-MLP 0.730 ±
-0.069, Meta-gMLP 0.260 ± 0.123, Meta-GNN (1e-3, warm-up 1,000) 0.585 ± 0.077,
-`meta_gnn@library` 0.263 ± 0.091; ID 0.736 / 0.994 / 0.635 / 0.911 / 0.629;
-the heuristic 0.509. Meta-GNN at the rate 4e-3 chosen since (forty-eighth
-session; warm-up still 1,000), alone (`--config.models="('meta_gnn',)"`, commit 21a48e4, same host,
-10.6 min of training): ID 0.968 ± 0.016, val 0.678 ± 0.115, OOD 0.622 ± 0.099.
-With the 2,000-step warm-up chosen after (the config now; commit 70bd9da, 10.1
-min of training): ID 0.950 ± 0.014, val 0.687 ± 0.082, OOD 0.605 ± 0.086.
+Earlier (commit 31f4bd9, 2-core Intel Xeon AVX-512, 2026-12-05, 41 min 41 s
+wall), with Meta-GNN at 1e-3 and a 1,000-step warm-up: Meta-GNN OOD 0.585 ±
+0.077; at 4e-3 with that warm-up, alone (`--config.models="('meta_gnn',)"`,
+commit 21a48e4): ID 0.968 ± 0.016, val 0.678 ± 0.115, OOD 0.622 ± 0.099.
+
+Measured as it stands (commit 974988c, 2-core Intel Xeon AVX-512, 2026-12-06
+01:08:11-02:03:09 UTC, 54 min 58 s wall for the five models on a slower hour
+of that host; README, "ADDMOD on the CPU protocol"): OOD mean ± std direct
+0.379 ± 0.100, Meta-MLP 0.730 ± 0.069, Meta-gMLP 0.260 ± 0.123, Meta-GNN
+(4e-3, warm-up 2,000) 0.605 ± 0.086, `meta_gnn@library` 0.263 ± 0.091; ID
+0.736 / 0.994 / 0.635 / 0.950 / 0.629; the run's heuristic rows (commit
+dfc2760 on the finished workdir) "a + b, never wrap" 0.509 and the nearest
+training prime's rule 0.447.
 """
 
 from experiments.configs import addmod
