@@ -7,8 +7,9 @@
 
 Trains every candidate of the grid on the training intents, scores it on the
 training and validation intents, and writes workdir/selection.md and
-selection.json (the table chosen from, and the choice per model). The
-pipeline is `experiments.pipelines.select.run`.
+selection.json (the table chosen from, the choice per model, and the task's
+one-line baselines on the same validation examples). The pipeline is
+`experiments.pipelines.select.run`.
 
 Settings that act only at evaluation (the support refinement of example
 intents, `--grid="refine_steps=0 | refine_steps=50;refine_learning_rate=0.001,0.003"`) are

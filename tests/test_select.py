@@ -81,6 +81,11 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
   saved = json.load(open(tmp_path / "selection.json"))
   text = open(tmp_path / "selection.md").read()
   assert saved["chosen"] == out["chosen"] and "OOD intents were not evaluated" in text
+  # The baseline's validation figure beside the table, from the validation examples only.
+  assert drawn == ["val"]
+  h = loop.evaluate_heuristics(c, task, splits=("val",))["nearest training intent's rule"]
+  assert out["heuristics_val"] == {"nearest training intent's rule": h["val_mean"]}
+  assert f"nearest training intent's rule {h['val_mean']:.3f}." in text
   assert "INCOMPLETE" not in text
   assert os.path.exists(tmp_path / "candidate_01" / "config.json")
   # A rerun resumes every candidate from its checkpoints and chooses the same.

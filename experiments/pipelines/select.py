@@ -238,6 +238,10 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
                                 **({"score": score} if score != "val" else {}),
                                 **({"trained": os.path.abspath(trained)} if trained else {})},
                       step_keys=())
+  # The task's one-line baselines on the validation examples (never OOD), so
+  # that the table chosen from shows what needs no training.
+  baselines = {name: h["val_mean"] for name, h in
+               loop.evaluate_heuristics(config, task, splits=("val",)).items()}
   rows = []
   for i, (overrides, cfg) in enumerate(cands):
     sub = os.path.join(workdir, f"candidate_{i:02d}")
@@ -267,7 +271,7 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
     # Written after every candidate: a stopped run shows what it has, marked
     # incomplete; its choice counts only once every candidate is in.
     result = _result(config, task, grid, axes, models, rows, complete=i == len(cands) - 1,
-                     score=score)
+                     score=score, heuristics=baselines)
     with open(os.path.join(workdir, "selection.json"), "w") as f:
       json.dump(result, f, indent=1)
     with open(os.path.join(workdir, "selection.md"), "w") as f:
@@ -284,7 +288,7 @@ def _configured_index(config, cands) -> int | None:
   return None
 
 
-def _result(config, task, grid, axes, models, rows, complete, score="val"):
+def _result(config, task, grid, axes, models, rows, complete, score="val", heuristics=None):
   chosen = {}
   for name in models:
     mine = [r for r in rows if r["model"] == name]
@@ -294,7 +298,8 @@ def _result(config, task, grid, axes, models, rows, complete, score="val"):
   return {"task": config.task, "grid": grid, "score": score,
           "axes": [[p, v] for p, v in axes],
           "val_intents": [task.format_intent(i) for i in task.val_intents],
-          "complete": complete, "rows": rows, "chosen": chosen}
+          "complete": complete, "rows": rows, "chosen": chosen,
+          "heuristics_val": heuristics or {}}
 
 
 def markdown(result) -> str:
@@ -320,4 +325,8 @@ def markdown(result) -> str:
                  + (f"**{val}**" if picked and not by_both else val) + " |"
                  + ((f" **{r['score']:.3f}** |" if picked else f" {r['score']:.3f} |")
                     if by_both else ""))
+  if result.get("heuristics_val"):
+    lines += ["", "One-line baselines on the same validation examples (no training): "
+              + "; ".join(f"{name} {v:.3f}" for name, v in result["heuristics_val"].items())
+              + "."]
   return "\n".join(lines)
