@@ -22,10 +22,12 @@ rate 3e-4; from commit a312fdc every ADDMOD config (this one through
 (`addmod.py`). With them, Meta-GNN alone (`--config.models="('meta_gnn',)"`,
 commit c3e82e0, 2-core Intel Xeon AVX-512, 2026-12-05, 12.8 min of
 training): ID 0.903 ± 0.050, OOD 0.624 ± 0.086. Since the forty-eighth
-session the rate is 4e-3 (chosen at depth 1): with the 1,000-step warm-up
-(2,000 since, not run here), Meta-GNN alone, commit
-bf20d67, same host, 14.6 min of training: ID 0.968 ± 0.023, val 0.736 ±
-0.071, OOD 0.675 ± 0.067.
+session the rate is 4e-3 (chosen at depth 1): with the 1,000-step warm-up,
+Meta-GNN alone, commit bf20d67, same host, 14.6 min of training: ID 0.968 ±
+0.023, val 0.736 ± 0.071, OOD 0.675 ± 0.067. With the 2,000-step warm-up
+chosen after (the config now), Meta-GNN alone, commit 974988c, same host,
+2026-12-06, 19.3 min of training on a slower hour: ID 0.947 ± 0.040, val
+0.705 ± 0.076, OOD 0.648 ± 0.078.
 """
 
 from experiments.configs import addmod_cpu
