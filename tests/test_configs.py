@@ -70,6 +70,8 @@ def test_addmod_depth_pair_on_the_cpu_differs_only_in_seeds_steps_and_target():
   assert task1.train_intents == task2.train_intents   # and the same data from a key
   chex.assert_trees_all_equal(task1.sample(key, task1.train_intents, 8),
                               task2.sample(key, task2.train_intents, 8))
+  # So the two depths' results.md carry the same heuristic rows.
+  assert loop.evaluate_heuristics(depth1, task1) == loop.evaluate_heuristics(depth2, task2)
   assert task2.spec.n_layers == 2
   assert task1.spec == tasks.default_spec("addmod")
 
