@@ -40,6 +40,8 @@ def test_nearest_rule_is_the_sampler_s_program_on_training_intents():
   assert sumfirst.nearest_train_intent(4) == 3
   # n = 4 answered with n = 3's sum: right exactly when the 4th digit is 0.
   assert abs(_score(sumfirst, base.NEAREST_RULE, 4) - 0.1) < 0.03
+  windowsum = tasks.get("windowsum")
+  assert _score(windowsum, base.NEAREST_RULE, 4, n=300) == 1.0
   arc = tasks.get("arc1d")
   for intent in (("scale", 2), ("move_right", 2), ("flip", None)):
     assert _score(arc, base.NEAREST_RULE, intent, n=200) == 1.0, intent
