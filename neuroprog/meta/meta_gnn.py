@@ -65,7 +65,10 @@ from neuroprog.meta import base, grouped, static_rows
 # --config=experiments/configs/addmod_cpu.py --models=meta_gnn
 # --grid="model_configs.meta_gnn.aggregation=sum,mean"` (BUILD_NOTES.md,
 # "Meta-GNN's recipe on ADDMOD"); pe_learned off by the same command with
-# --grid="model_configs.meta_gnn.pe_learned=False,True" ("Learned edge features").
+# --grid="model_configs.meta_gnn.pe_learned=False,True" ("Learned edge features");
+# rounds 3 over 2 by the same command with --grid="model_configs.meta_gnn.rounds=2"
+# at ADDMOD's rate and warm-up ("More random edge features at the new rate"), as
+# over 1 and 2 at 3e-4 ("One Meta-GNN recipe").
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
