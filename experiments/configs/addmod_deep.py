@@ -13,8 +13,8 @@ Meta-GNN 0.235 ± 0.088, direct 0.348 ± 0.059 (its depth-1 run), with Meta-GNN
 at 3e-4; with `addmod.py`'s earlier 1e-3 and its 1,000-step warm-up,
 `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.624 ± 0.086. It now inherits
 `addmod.py`'s 4e-3 (forty-eighth session), with which (and the 1,000-step
-warm-up) `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.675 ± 0.067; the
-2,000-step warm-up chosen after that has not been run at depth 2.
+warm-up) `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.675 ± 0.067, and with
+the 2,000-step warm-up chosen after that (the config now) 0.648 ± 0.078.
 
 Widths re-matched to the 400,000-parameter budget for this target
 (`neuroprog.train.loop.matched_model_configs("addmod", spec=...)`).

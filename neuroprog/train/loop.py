@@ -701,10 +701,11 @@ def evaluate_heuristics(config, task, splits=("val", "ood")) -> dict[str, Any]:
   named (default the validation and OOD intents: on training intents the
   nearest-intent rule is the task itself). Deterministic; nothing is trained.
   """
-  out = {name: {} for name in task.heuristics()}
+  rules = task.heuristics()
+  out = {name: {} for name in rules}
   for split in splits:
     intents, x, y = held_out_examples(config, task, split)
-    for name, rule in task.heuristics().items():
+    for name, rule in rules.items():
       acc = [float(task.heuristic_accuracy(rule(i, x[j]), y[j]).mean())
              for j, i in enumerate(intents)]
       out[name][split] = {task.format_intent(i): a for i, a in zip(intents, acc)}

@@ -95,9 +95,9 @@ def markdown_table(results: dict[str, Any], task=None) -> str:
       cells.append(f"{r['ood_val_selected']:.3f}" if r["ood_val_selected"] is not None
                    else "–")
     lines.append("| " + " | ".join(cells) + " |")
+  fmt = lambda v: "–" if v is None else f"{v:.3f}"
   for name, h in (results.get("heuristics") or {}).items():
     # Deterministic rules: one figure per split, no seeds.
-    fmt = lambda v: "–" if v is None else f"{v:.3f}"
     cells = ([f"heuristic: {name}", "0", "–", "–"]
              + ([fmt(h.get("val_mean"))] if has_val else [])
              + [fmt(h.get("ood_mean")), "–"] + (["–"] if has_val else []))
