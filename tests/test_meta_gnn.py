@@ -257,6 +257,37 @@ def test_decoder_film_starts_as_the_plain_model_and_keeps_equivariance():
       _model(task, decoder_film=bad)
 
 
+def test_pre_norm_adds_the_rounds_to_raw_streams_and_keeps_equivariance():
+  """norm="pre" has the same parameters as "post". With every round's output
+  layer zeroed (no message, no update) both arrangements decode the encoder
+  states and give the same θ; with the rounds active they differ, and the
+  pre-norm θ is still a fixed point of every automorphism. A bad value is
+  refused by name."""
+  task = tasks.get("sumfirst")
+  u = task.features(task.train_intents[:3])
+  cfg = {"grouping": "orbit", "use_pe": False, "rounds": 2}
+  post, pre = _model(task, **cfg), _model(task, norm="pre", **cfg)
+  assert pre.num_params() == post.num_params()
+  params = pre.init(jax.random.key(0), u)
+  assert jax.tree_util.tree_structure(params) == jax.tree_util.tree_structure(
+      post.init(jax.random.key(0), u))
+  silent = jax.tree_util.tree_map_with_path(
+      lambda path, x: jnp.zeros_like(x)
+      if any(k in jax.tree_util.keystr(path) for k in ("msg_0_out", "msg_1_out",
+             "'upd_0']['GroupedDense_1", "'upd_1']['GroupedDense_1"))
+      else x, params)
+  np.testing.assert_allclose(pre.apply(silent, u), post.apply(silent, u), rtol=1e-5,
+                             atol=1e-6)
+  theta_pre, theta_post = pre.apply(params, u), post.apply(params, u)
+  assert float(jnp.abs(theta_pre - theta_post).max()) > 1e-2
+  for seed in range(2):
+    perm = neuroprog.random_automorphism(task.spec, seed)
+    assert np.any(perm != np.arange(len(perm)))
+    np.testing.assert_allclose(theta_pre[:, perm], theta_pre, rtol=1e-4, atol=1e-5)
+  with pytest.raises(ValueError, match=r"norm='mid'; allowed: \['post', 'pre'\]"):
+    _model(task, norm="mid")
+
+
 @pytest.mark.parametrize("name,cfg", [("meta_gnn", SMALL),
                                       ("meta_gmlp", {"d_slot": 2, "hidden": 4})])
 def test_base_program_starts_at_the_plain_model_and_gets_the_summed_gradient(name, cfg):

@@ -11,6 +11,13 @@ For B intents at once, on the neural graph (N nodes, E edges) of the target:
      e   <- LN(e + msg^{g(e)}_r([e, h_sender, h_receiver]))
      h_n <- LN(h_n + upd^{g(n)}_r([h_n, agg_{e into n} e, agg_{e out of n} e]))
    with agg = sum or mean (permutation invariant) and LN parameter-free.
+   That is `norm="post"` (default). With `norm="pre"` the rounds add to raw
+   residual streams and the layers read their layer norms:
+     e_res <- e_res + msg_r([LN(e_res), LN(h_sender), LN(h_receiver)])
+     h_res <- h_res + upd_r([LN(h_res), agg LN(e_res), agg LN(e_res)])
+   and the decoders read LN of the streams: the pre-LN arrangement of
+   Transformers, whose identity path carries the gradient to the encoders
+   unscaled by the rounds' norms.
 3. Group-tied decoders: bias of n = dec_node^{g(n)}(h_n), weight of e =
    dec_edge^{g(e)}(e_e), written into θ through node_slot / edge_slot. An
    edge that carries a vector (a conv kernel, `edge_size` k) gets the first
@@ -73,7 +80,8 @@ DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
             "intent_input": "raw", "intent_weight": 0.5, "intent_film": False,
-            "base_program": False, "pe_learned": False, "decoder_film": 0}
+            "base_program": False, "pe_learned": False, "decoder_film": 0,
+            "norm": "post"}
 WIDTH_KEY = "d"
 # The Adam rate a config gets unless it names one. Chosen when 1e-3 diverged
 # on ADDMOD and 1D-ARC without the random edge features (BUILD_NOTES.md,
@@ -88,6 +96,7 @@ WIDTH_KEY = "d"
 # the loop's rule.
 LEARNING_RATE = 3e-4
 AGGREGATIONS = ("sum", "mean")
+NORMS = ("post", "pre")
 INTENT_INPUTS = ("balanced", "raw")
 
 
@@ -120,6 +129,7 @@ class MetaGNNNet(nn.Module):
   edge_out: int = 1            # K: values decoded per edge (kernel entries)
   edge_pe_learned: int = 0     # trailing edge_pe columns that are trainable
   decoder_film: int = 0        # width of the decoders' intent trunk; 0: no gain
+  norm: str = "post"           # where the rounds' layer norms sit: NORMS
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -171,19 +181,34 @@ class MetaGNNNet(nn.Module):
     if self.aggregation == "mean":
       deg_in = np.maximum(np.bincount(self.receivers, minlength=n), 1)
       deg_out = np.maximum(np.bincount(self.senders, minlength=n), 1)
+    # x, h: the states the layers read (always layer-normed). Under
+    # norm="pre" the residual streams x_res, h_res are kept apart and never
+    # normalized, so a round's update adds to the stream instead of being
+    # rescaled with it: the gradient reaches the encoders through an identity
+    # path per round (module docstring).
+    pre = self.norm == "pre"
+    x_res, h_res = x, h
     for r in range(self.rounds):
       m = grouped.GroupedEdgeInput(meb, meg, d, snd_groups, rcv_groups, snd_slot,
                                    rcv_slot, name=f"msg_{r}_in")(x, h)
       m = grouped.GroupedDense(meb, meg, d, name=f"msg_{r}_out")(each(nn.gelu, m))
-      x = tuple(base.layer_norm(x_s + m_s) for x_s, m_s in zip(x, m))
+      if pre:
+        x_res = tuple(x_s + m_s for x_s, m_s in zip(x_res, m))
+        x = each(base.layer_norm, x_res)
+      else:
+        x = tuple(base.layer_norm(x_s + m_s) for x_s, m_s in zip(x, m))
       agg_in = segment_sum(x, self.receivers)
       agg_out = segment_sum(x, self.senders)
       if self.aggregation == "mean":
         agg_in = agg_in / deg_in[:, None, None]
         agg_out = agg_out / deg_out[:, None, None]
-      h = base.layer_norm(h + grouped.GroupedMLP(
-          mnb, mng, d, d, name=f"upd_{r}")(
-              jnp.concatenate([h, agg_in, agg_out], -1)))
+      dh = grouped.GroupedMLP(mnb, mng, d, d, name=f"upd_{r}")(
+          jnp.concatenate([h, agg_in, agg_out], -1))
+      if pre:
+        h_res = h_res + dh
+        h = base.layer_norm(h_res)
+      else:
+        h = base.layer_norm(h + dh)
     bias = decode(h, nb, ng, mnb, mng, "dec_node")
     weight = decode(x, eb, eg, meb, meg, "dec_edge", self.edge_out)
     values = jnp.concatenate([bias, *weight], 0)   # [N + E * K, B]
@@ -293,6 +318,10 @@ def build(spec, intent_dim, config, graph=None):
     raise ValueError(f"meta_gnn: pe_learned=True with pe_random={n_random}, "
                      f"use_pe={config.use_pe}; allowed: pe_learned=True only with "
                      "pe_random > 0 and use_pe=True (it trains those features).")
+  if config.norm not in NORMS:
+    raise ValueError(f"meta_gnn: norm={config.norm!r}; allowed: {list(NORMS)} "
+                     "(where each round's layer norm sits: on the residual sum, "
+                     "or on the layers' inputs with the residual stream kept raw).")
   if config.aggregation not in AGGREGATIONS:
     raise ValueError(f"meta_gnn: aggregation {config.aggregation!r} is not "
                      f"supported; allowed: {list(AGGREGATIONS)}.")
@@ -343,5 +372,5 @@ def build(spec, intent_dim, config, graph=None):
       intent_weight=float(config.intent_weight),
       intent_film=bool(config.intent_film), edge_out=k_out,
       edge_pe_learned=n_random if config.pe_learned else 0,
-      decoder_film=int(film_width))
+      decoder_film=int(film_width), norm=config.norm)
   return net, base.head_layout(spec)

@@ -192,7 +192,7 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
 # behaviour before the option, so a stored model config without it ran
 # exactly as one holding the default.
 ADDED_MODEL_OPTIONS = {"meta_gnn": ("base_program", "intent_film", "pe_learned",
-                                      "decoder_film"),
+                                      "decoder_film", "norm"),
                        "meta_gmlp": ("base_program",)}
 
 
