@@ -17,7 +17,13 @@ intent does not move the program). With --grads, the gradients at
 initialization on one batch of every training intent: per generated tensor,
 the RMS of dL/dθ over its entries, and per module of the hypernetwork (its
 top-level parameter groups), |dL/dp| / |p| (how far one plain gradient step
-would move that module, relative to its size).
+would move that module, relative to its size). With --updates, what one
+optimizer update does to the generated programs, module by module and all
+together (`neuroprog.analysis.updates`): at init (--train_steps=0) the update
+is Adam's first step at the model's peak rate, -lr sign(dL/dp); after
+--train_steps steps of the config's own training (seed --seed), the
+optimizer's next update at that point of its schedule. Both on one fixed
+batch of --examples examples of every training intent.
 """
 
 from absl import app
@@ -27,9 +33,11 @@ import jax.numpy as jnp
 from ml_collections import config_flags
 
 import numpy as np
+import optax
 
 from neuroprog import meta, programs
 from neuroprog.analysis import structure
+from neuroprog.analysis import updates as updates_lib
 from neuroprog.programs import layout as layout_lib
 from neuroprog.train import step as step_lib
 from neuroprog.train import loop
@@ -38,6 +46,12 @@ _SEED = flags.DEFINE_integer("seed", 0, "Initialisation seed.")
 _GRADS = flags.DEFINE_bool("grads", False, "Also print gradient norms at init.")
 _KEYS = flags.DEFINE_integer("keys", 1, "Initialisation keys for the scale range.",
                              lower_bound=1)
+_UPDATES = flags.DEFINE_bool("updates", False,
+                             "Also print what one optimizer update does, per module.")
+_TRAIN_STEPS = flags.DEFINE_integer("train_steps", 0, "With --updates: training steps "
+                                    "before the update is measured.", lower_bound=0)
+_EXAMPLES = flags.DEFINE_integer("examples", 64, "With --grads or --updates: examples "
+                                 "per training intent in the fixed batch.", lower_bound=1)
 config_flags.DEFINE_config_file("config", None, "Training configuration file.",
                                 lock_config=True)
 flags.mark_flags_as_required(["config"])
@@ -122,6 +136,60 @@ def grad_report(config, seed: int = 0, examples: int = 64):
   return out
 
 
+def update_report(config, seed: int = 0, train_steps: int = 0, examples: int = 64):
+  """{model: {"loss": float, "rate": float, "effects": {module: UpdateEffect}}}.
+
+  rate: the step size the update was taken at (the peak rate at init, the
+  schedule's rate after train_steps). The model is initialised and trained
+  as `train.loop` does for one seed (init_state, the config's optimizer,
+  intents_per_step x examples_per_intent per step); the probe batch is
+  `examples` fresh examples of every training intent, drawn once.
+  """
+  task, models = _hypernetworks(config)
+  intents = task.train_intents
+  u = jnp.asarray(task.features(intents))
+  ip = jnp.asarray(task.intent_params(intents))
+  x, y = task.sample_params(jax.random.key(seed + 1), ip, examples)
+
+  def theta_loss(theta_BxT):
+    out_ = jax.vmap(programs.execute, (None, 0, 0))(task.spec, theta_BxT, x)
+    return task.loss(out_, y, ip).mean()
+
+  out = {}
+  for name, model in models:
+    optimizer = loop.create_optimizer(config, name)
+    state = step_lib.init_state(model, task, optimizer, jax.random.key(seed))
+    theta_fn = lambda p, m=model: m.apply(p, u)
+    if train_steps:
+      train_step = jax.jit(step_lib.make_train_step(
+          model, task, optimizer, intents_per_step=config.intents_per_step,
+          examples_per_intent=config.examples_per_intent))
+      for i in range(train_steps):
+        state, _ = train_step(state, jax.random.fold_in(jax.random.key(seed + 2), i))
+    grads = jax.jit(jax.grad(lambda p: theta_loss(theta_fn(p))))(state.params)
+    peak = loop.learning_rate(config, name)
+    if train_steps:
+      upd, _ = optimizer.update(grads, state.opt_state, state.params)
+      rate = _scheduled_rate(config, name, train_steps)
+    else:
+      upd = jax.tree_util.tree_map(lambda g: -peak * jnp.sign(g), grads)
+      rate = peak
+    out[name] = {"loss": float(theta_loss(theta_fn(state.params))), "rate": rate,
+                 "effects": updates_lib.update_effects(task.spec, theta_fn, theta_loss,
+                                                       state.params, upd)}
+  return out
+
+
+def _scheduled_rate(config, name, step):
+  """The rate `loop.create_optimizer`'s schedule gives step `step`."""
+  lr = loop.learning_rate(config, name)
+  if config.schedule != "cosine":
+    return lr
+  return float(optax.warmup_cosine_decay_schedule(
+      0.0, lr, warmup_steps=loop.warmup_steps(config, name), decay_steps=config.steps,
+      end_value=0.01 * lr)(step))
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Too many command-line arguments: {argv[1:]}")
@@ -140,13 +208,27 @@ def main(argv):
     for tensor, v in tensors.items():
       print(f"  {tensor:24s} {v:5.3f}")
   if _GRADS.value:
-    for name, rep_ in grad_report(flags.FLAGS.config, _SEED.value).items():
+    for name, rep_ in grad_report(flags.FLAGS.config, _SEED.value,
+                                  _EXAMPLES.value).items():
       print(f"{name} gradients at init: tensor  RMS dL/dθ")
       for tensor, v in rep_["theta"].items():
         print(f"  {tensor:24s} {v:9.3e}")
       print(f"{name} gradients at init: module  |dL/dp| / |p|")
       for mod, v in rep_["modules"].items():
         print(f"  {mod:24s} {v:9.3e}")
+  if _UPDATES.value:
+    steps = _TRAIN_STEPS.value
+    for name, rep_ in update_report(flags.FLAGS.config, _SEED.value, steps,
+                                    _EXAMPLES.value).items():
+      print(f"{name} one update after {steps} steps (rate {rep_['rate']:.2e}, loss "
+            f"{rep_['loss']:.4f}): module  params  first-order dL  realized dL  "
+            "cos(dθ, -dL/dθ)  |dθ|/|θ|  largest |dθ_t|/|θ_t| (tensors at 0 skipped)")
+      for mod, e in rep_["effects"].items():
+        top = sorted(((k, v) for k, v in e.by_tensor.items() if np.isfinite(v)),
+                     key=lambda kv: -kv[1])[:3]
+        print(f"  {mod:24s} {e.n_params:8d} {e.first_order:+10.3e} {e.realized:+10.3e} "
+              f"{e.cosine:+7.3f} {e.theta_change:9.2e}  "
+              + ", ".join(f"{k} {v:.1e}" for k, v in top))
 
 
 if __name__ == "__main__":

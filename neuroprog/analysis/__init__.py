@@ -1,4 +1,5 @@
 """Analyses of synthesized programs: `clock` (the ADDMOD clock: clock score,
-global trajectory, closed-form programs) and `structure` (offsets versus
-interaction in generated weight matrices). The report over a trained workdir
-is `experiments/pipelines/clock_report.py`."""
+global trajectory, closed-form programs), `structure` (offsets versus
+interaction in generated weight matrices) and `updates` (what one optimizer
+update does to the generated programs, module by module). The report over a
+trained workdir is `experiments/pipelines/clock_report.py`."""
