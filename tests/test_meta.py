@@ -204,3 +204,46 @@ def test_standardized_intent_statistics_get_no_gradient():
   assert float(jnp.abs(grads["intent"]["mean"]).max()) == 0.0
   assert float(jnp.abs(grads["intent"]["std"]).max()) == 0.0
   assert float(jnp.abs(grads["net"]["enc_edge_in"]["kernel_intent"]).max()) > 0.0
+
+
+def test_scaled_mixer_input_takes_the_fan_in_out_of_the_step():
+  """meta_gmlp mixer_input="scaled": the mixer's first layer computes
+  x W / sqrt(n) + b with W ~ N(0, 1). Adam's first step, -lr sign(g), then
+  moves each output by lr (sum_j |x_j| / sqrt(n) + 1) where the standard
+  layer moves it by lr (sum_j |x_j| + 1): the fan-in factor sqrt(n) is out.
+  Same parameter count, θ at the standard scale at init, bad value refused."""
+  from neuroprog.meta import meta_gmlp   # pylint: disable=import-outside-toplevel
+  n, lr = 400, 1e-3
+  x = jax.random.normal(jax.random.key(1), (3, n))
+  layer = meta_gmlp.ScaledDense(5)
+  p = layer.init(jax.random.key(0), x)["params"]
+  np.testing.assert_allclose(layer.apply({"params": p}, x),
+                             np.asarray(x) @ np.asarray(p["kernel"]) / np.sqrt(n),
+                             rtol=1e-5, atol=1e-5)
+  assert float(jnp.std(p["kernel"])) == pytest.approx(1.0, abs=0.05)
+  dense = meta_gmlp.nn.Dense(5)
+  pd = dense.init(jax.random.key(0), x)["params"]
+  row = x[:1]   # one input row: the sign step is exact for it
+  steps = {}
+  for name, mod, params in (("scaled", layer, p), ("standard", dense, pd)):
+    g = jax.grad(lambda q, m=mod: m.apply({"params": q}, row).sum())(params)
+    moved = jax.tree_util.tree_map(lambda a, b: a - lr * jnp.sign(b), params, g)
+    steps[name] = np.asarray(mod.apply({"params": params}, row)
+                             - mod.apply({"params": moved}, row))
+  l1 = float(jnp.abs(row).sum())
+  np.testing.assert_allclose(steps["scaled"], lr * (l1 / np.sqrt(n) + 1), rtol=1e-3)
+  np.testing.assert_allclose(steps["standard"], lr * (l1 + 1), rtol=1e-3)
+  task = tasks.get("sumfirst")
+  plain = meta.create("meta_gmlp", task.spec, task.feature_dim)
+  scaled = meta.create("meta_gmlp", task.spec, task.feature_dim, {"mixer_input": "scaled"})
+  assert scaled.num_params() == plain.num_params()
+  params = scaled.init(jax.random.key(0), task.features(task.train_intents))
+  assert "mixer_in" in params["net"]
+  theta = scaled.apply(params, task.features(task.intents))
+  for e in neuroprog.layout(task.spec):
+    if e.kind == "weight":
+      t = np.asarray(neuroprog.unflatten(task.spec, theta)[e.name]).reshape(len(theta), -1)
+      ratio = t.std(1) / e.init_std
+      assert 0.5 < ratio.min() and ratio.max() < 2.0, (e.name, ratio)
+  with pytest.raises(ValueError, match=r"mixer_input='wide'; allowed: \['standard', 'scaled'\]"):
+    meta.create("meta_gmlp", task.spec, task.feature_dim, {"mixer_input": "wide"})

@@ -193,7 +193,7 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
 # exactly as one holding the default.
 ADDED_MODEL_OPTIONS = {"meta_gnn": ("base_program", "intent_film", "pe_learned",
                                       "decoder_film", "norm"),
-                       "meta_gmlp": ("base_program",)}
+                       "meta_gmlp": ("base_program", "mixer_input")}
 
 
 def fill_added_options(stored: dict) -> dict:
