@@ -57,7 +57,16 @@ MODEL_CONFIGS = {
 # slowly"). The recipe's 3e-4 predates the random edge features, without
 # which 1e-3 diverged here; 1D-ARC's validation intents keep it (1e-3: val
 # 0.194 against 0.500), so the library keeps it too.
-LEARNING_RATES = {"meta_gnn": 8e-3}
+# Meta-gMLP's Adam rate 8e-3 instead of its library 1e-3, which had never been
+# chosen on ADDMOD, by
+#   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
+#     --models=meta_gmlp --grid="learning_rates.meta_gmlp=3e-4,1e-3,2e-3,4e-3,8e-3,1.6e-2"
+# (fiftieth session, 5 seeds x 2,500 steps; val 0.020, 0.226, 0.383, 0.562,
+# 0.640 ± 0.154, 0.637 ± 0.070; ID 0.353 / 0.635 / 0.766 / 0.856 / 0.914 /
+# 0.912). Its option mixer_input="scaled" was tried at each rate and lost at
+# its best (0.580 ± 0.014 at 1.6e-2; BUILD_NOTES.md "What one optimizer step
+# does").
+LEARNING_RATES = {"meta_gnn": 8e-3, "meta_gmlp": 8e-3}
 # Task-specific too: Meta-GNN's cosine warm-up of 2,000 steps instead of the
 # config-wide min(200, steps // 10), chosen on the validation primes at the
 # rate above by
