@@ -40,6 +40,12 @@ of that host; README, "ADDMOD on the CPU protocol"): OOD mean ± std direct
 0.736 / 0.994 / 0.635 / 0.950 / 0.629; the run's heuristic rows (commit
 dfc2760 on the finished workdir) "a + b, never wrap" 0.509 and the nearest
 training prime's rule 0.447.
+
+Two rows with settings chosen since (fiftieth session, commits cf88886 /
+3d362f5, each model alone with `--config.models`, cores shared, 2026-12-06):
+Meta-GNN with pre-norm rounds at 8e-3 (train 1,521 s) ID 0.976 ± 0.013, val
+0.692 ± 0.042, OOD 0.621 ± 0.039; Meta-gMLP at 8e-3 (297 s) ID 0.914 ± 0.097,
+val 0.640 ± 0.154, OOD 0.579 ± 0.122.
 """
 
 from experiments.configs import addmod

@@ -14,7 +14,11 @@ at 3e-4; with `addmod.py`'s earlier 1e-3 and its 1,000-step warm-up,
 `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.624 ± 0.086. It now inherits
 `addmod.py`'s 4e-3 (forty-eighth session), with which (and the 1,000-step
 warm-up) `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.675 ± 0.067, and with
-the 2,000-step warm-up chosen after that (the config now) 0.648 ± 0.078.
+the 2,000-step warm-up chosen after that 0.648 ± 0.078.
+Since the fiftieth session it inherits `addmod.py`'s newer settings, chosen at
+depth 1 on the validation primes: Meta-GNN with pre-norm rounds at 8e-3, and
+Meta-gMLP at 8e-3; the figures above predate them, and this depth has not been
+run with them.
 
 Widths re-matched to the 400,000-parameter budget for this target
 (`neuroprog.train.loop.matched_model_configs("addmod", spec=...)`).

@@ -25,9 +25,13 @@ training): ID 0.903 ± 0.050, OOD 0.624 ± 0.086. Since the forty-eighth
 session the rate is 4e-3 (chosen at depth 1): with the 1,000-step warm-up,
 Meta-GNN alone, commit bf20d67, same host, 14.6 min of training: ID 0.968 ±
 0.023, val 0.736 ± 0.071, OOD 0.675 ± 0.067. With the 2,000-step warm-up
-chosen after (the config now), Meta-GNN alone, commit 974988c, same host,
+chosen after (the config until the fiftieth session), Meta-GNN alone, commit 974988c, same host,
 2026-12-06, 19.3 min of training on a slower hour: ID 0.947 ± 0.040, val
 0.705 ± 0.076, OOD 0.648 ± 0.078.
+Since the fiftieth session it inherits `addmod.py`'s newer settings, chosen at
+depth 1 on the validation primes: Meta-GNN with pre-norm rounds at 8e-3, and
+Meta-gMLP at 8e-3; the figures above predate them, and this depth has not been
+run with them.
 """
 
 from experiments.configs import addmod_cpu

@@ -75,7 +75,11 @@ from neuroprog.meta import base, grouped, static_rows
 # --grid="model_configs.meta_gnn.pe_learned=False,True" ("Learned edge features");
 # rounds 3 over 2 by the same command with --grid="model_configs.meta_gnn.rounds=2"
 # at ADDMOD's rate and warm-up ("More random edge features at the new rate"), as
-# over 1 and 2 at 3e-4 ("One Meta-GNN recipe").
+# over 1 and 2 at 3e-4 ("One Meta-GNN recipe"). norm "post": ADDMOD's
+# validation primes chose "pre" with a rate of 8e-3 by a sixteenth of a seed
+# std (`addmod.py` sets both, task-specific); the library keeps "post" until
+# 1D-ARC's and SUMFIRST's validation intents agree (BUILD_NOTES.md, "What one
+# optimizer step does").
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
