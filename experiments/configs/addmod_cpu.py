@@ -41,11 +41,12 @@ of that host; README, "ADDMOD on the CPU protocol"): OOD mean ± std direct
 dfc2760 on the finished workdir) "a + b, never wrap" 0.509 and the nearest
 training prime's rule 0.447.
 
-Two rows with settings chosen since (fiftieth session, commits cf88886 /
-3d362f5, each model alone with `--config.models`, cores shared, 2026-12-06):
-Meta-GNN with pre-norm rounds at 8e-3 (train 1,521 s) ID 0.976 ± 0.013, val
-0.692 ± 0.042, OOD 0.621 ± 0.039; Meta-gMLP at 8e-3 (297 s) ID 0.914 ± 0.097,
-val 0.640 ± 0.154, OOD 0.579 ± 0.122.
+Three rows with settings chosen since (fiftieth session, commits cf88886,
+bf0c6f7, 3d362f5, each model alone with `--config.models`, cores shared,
+2026-12-06): Meta-GNN with pre-norm rounds at 8e-3 (train 1,521 s) ID 0.976 ±
+0.013, val 0.692 ± 0.042, OOD 0.621 ± 0.039; Meta-MLP at 2e-3 (82 s) ID 0.997
+± 0.002, val 0.888 ± 0.098, OOD 0.803 ± 0.048; Meta-gMLP at 8e-3 (297 s) ID
+0.914 ± 0.097, val 0.640 ± 0.154, OOD 0.579 ± 0.122.
 """
 
 from experiments.configs import addmod
