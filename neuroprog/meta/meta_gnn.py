@@ -77,8 +77,10 @@ from neuroprog.meta import base, grouped, static_rows
 # at ADDMOD's rate and warm-up ("More random edge features at the new rate"), as
 # over 1 and 2 at 3e-4 ("One Meta-GNN recipe"). norm "post": ADDMOD's
 # validation primes chose "pre" with a rate of 8e-3 by a sixteenth of a seed
-# std (`addmod.py` sets both, task-specific); the library keeps "post" until
-# 1D-ARC's and SUMFIRST's validation intents agree (BUILD_NOTES.md, "What one
+# std (`addmod.py` sets both, task-specific), and 1D-ARC's validation intents
+# read 0.525 against 0.500 with "pre" at 3e-4 (`--config=experiments/configs/arc1d.py
+# --grid="model_configs.meta_gnn.norm=pre"`); the library keeps "post" until
+# SUMFIRST's validation intent is run with it (BUILD_NOTES.md, "What one
 # optimizer step does").
 DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "message_grouping": "role", "use_pe": True, "intent_scale": 1.0,
