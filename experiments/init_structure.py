@@ -33,7 +33,6 @@ import jax.numpy as jnp
 from ml_collections import config_flags
 
 import numpy as np
-import optax
 
 from neuroprog import meta, programs
 from neuroprog.analysis import structure
@@ -170,7 +169,8 @@ def update_report(config, seed: int = 0, train_steps: int = 0, examples: int = 6
     peak = loop.learning_rate(config, name)
     if train_steps:
       upd, _ = optimizer.update(grads, state.opt_state, state.params)
-      rate = _scheduled_rate(config, name, train_steps)
+      schedule = loop.rate_schedule(config, name)
+      rate = float(schedule(train_steps)) if callable(schedule) else schedule
     else:
       upd = jax.tree_util.tree_map(lambda g: -peak * jnp.sign(g), grads)
       rate = peak
@@ -178,16 +178,6 @@ def update_report(config, seed: int = 0, train_steps: int = 0, examples: int = 6
                  "effects": updates_lib.update_effects(task.spec, theta_fn, theta_loss,
                                                        state.params, upd)}
   return out
-
-
-def _scheduled_rate(config, name, step):
-  """The rate `loop.create_optimizer`'s schedule gives step `step`."""
-  lr = loop.learning_rate(config, name)
-  if config.schedule != "cosine":
-    return lr
-  return float(optax.warmup_cosine_decay_schedule(
-      0.0, lr, warmup_steps=loop.warmup_steps(config, name), decay_steps=config.steps,
-      end_value=0.01 * lr)(step))
 
 
 def main(argv):

@@ -84,6 +84,8 @@ def update_effects(spec, theta_fn: Callable, theta_loss: Callable, params,
   loss0 = float(loss_fn(theta0))
   entries = layout_lib.layout(spec)
   g_norm = np.linalg.norm(g_theta)
+  slices = {e.name: slice(e.offset, e.offset + e.size) for e in entries}
+  ref = {name: np.linalg.norm(theta0_np[:, sl]) for name, sl in slices.items()}
   out = {}
   for path in modules(params) + [()]:
     moved = _with_update(params, updates, path)
@@ -94,10 +96,10 @@ def update_effects(spec, theta_fn: Callable, theta_loss: Callable, params,
     touched = updates if not path else (updates[path[0]] if len(path) == 1
                                         else updates[path[0]][path[1]])
     by_tensor = {}
-    for e in entries:
-      ref = np.linalg.norm(theta0_np[:, e.offset:e.offset + e.size])
-      change = np.linalg.norm(d_theta[:, e.offset:e.offset + e.size])
-      by_tensor[e.name] = float(change / ref) if ref > 0 else float("inf") if change else 0.0
+    for name, sl in slices.items():
+      change = np.linalg.norm(d_theta[:, sl])
+      by_tensor[name] = (float(change / ref[name]) if ref[name] > 0
+                         else float("inf") if change else 0.0)
     out["/".join(path) or "all"] = UpdateEffect(
         n_params=int(sum(np.size(a) for a in jax.tree_util.tree_leaves(touched))),
         first_order=first,

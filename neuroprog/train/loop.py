@@ -492,17 +492,23 @@ def warmup_steps(config, name: Optional[str] = None) -> int:
   return max(1, min(200, steps // 10) if warm == -1 else warm)
 
 
-def create_optimizer(config, name) -> optax.GradientTransformation:
+def rate_schedule(config, name):
+  """Model entry `name`'s Adam rate: a float ("constant") or an optax
+  schedule step -> rate ("cosine": warm-up from 0, then cosine decay to 1%)."""
   lr = learning_rate(config, name)
-  clip = _get(config, "grad_clip")
   schedule = _get(config, "schedule")
   if schedule == "cosine":
-    steps = _get(config, "steps")
-    lr = optax.warmup_cosine_decay_schedule(
-        0.0, lr, warmup_steps=warmup_steps(config, name), decay_steps=steps,
+    return optax.warmup_cosine_decay_schedule(
+        0.0, lr, warmup_steps=warmup_steps(config, name), decay_steps=_get(config, "steps"),
         end_value=0.01 * lr)
-  elif schedule != "constant":
+  if schedule != "constant":
     raise ValueError(f"config.schedule={schedule!r}; allowed: 'cosine', 'constant'.")
+  return lr
+
+
+def create_optimizer(config, name) -> optax.GradientTransformation:
+  lr = rate_schedule(config, name)
+  clip = _get(config, "grad_clip")
   decay = float(_get(config, "weight_decay"))
   if decay < 0:
     raise ValueError(f"config.weight_decay={decay}; allowed: >= 0.")
