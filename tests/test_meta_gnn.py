@@ -266,7 +266,7 @@ def test_pre_norm_adds_the_rounds_to_raw_streams_and_keeps_equivariance():
   task = tasks.get("sumfirst")
   u = task.features(task.train_intents[:3])
   cfg = {"grouping": "orbit", "use_pe": False, "rounds": 2}
-  post, pre = _model(task, **cfg), _model(task, norm="pre", **cfg)
+  post, pre = _model(task, norm="post", **cfg), _model(task, norm="pre", **cfg)
   assert pre.num_params() == post.num_params()
   params = pre.init(jax.random.key(0), u)
   assert jax.tree_util.tree_structure(params) == jax.tree_util.tree_structure(
