@@ -47,6 +47,10 @@ bf0c6f7, 3d362f5, each model alone with `--config.models`, cores shared,
 0.013, val 0.692 ± 0.042, OOD 0.621 ± 0.039; Meta-MLP at 2e-3 (82 s) ID 0.997
 ± 0.002, val 0.888 ± 0.098, OOD 0.803 ± 0.048; Meta-gMLP at 8e-3 (297 s) ID
 0.914 ± 0.097, val 0.640 ± 0.154, OOD 0.579 ± 0.122.
+
+`meta_gnn@library` after the library's default became pre-norm rounds
+(`--config.models="('meta_gnn@library',)"`, commit 228414b, 2026-12-06, alone,
+657 s of training): ID 0.628 ± 0.060, val 0.219 ± 0.079, OOD 0.252 ± 0.073.
 """
 
 from experiments.configs import addmod

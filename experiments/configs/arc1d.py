@@ -38,6 +38,11 @@ intents 0.282 / 0.377 / 0.553 / 0.488. Official trained-family tasks
 (`experiments.eval_arc1d`, seed chosen on validation): 0.860 / 0.800 / 0.705 /
 0.530.
 
+Meta-GNN re-run after the library's default became pre-norm rounds
+(`--config.models="('meta_gnn',)"`, commit 228414b, 2026-12-06 07:33-08:02 UTC,
+alone): ID 0.742 ± 0.033, val 0.525 ± 0.069, OOD 0.317 ± 0.046 (val-selected
+seed 0.376; 0.528 over the three OOD intents without the unseen recolours).
+
 Cost on this CPU (`python benchmarks/bench_meta.py --tasks arc1d
 --widths=config --config_seeds 5`, 2-core AVX-512 host, matmul 283-299
 GFLOP/s, 2026-12-02): seed-steps per second direct 6.9, Meta-MLP about 26

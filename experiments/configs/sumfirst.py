@@ -6,8 +6,9 @@ recipe as `meta_gnn@library`) x 10 seeds, OOD n in {4, 8}, validation n = 6.
 
 All models are capacity-matched to 50,000 trainable parameters (within 10%;
 `neuroprog.meta.match_capacity`). `make run` uses this config with 4 seeds
-and 3,000 steps (9 min 05 s on the 2-core CPU with its cores shared,
-2026-12-01 20:00 UTC; about 1.5 min alone with the earlier four-model config).
+and 3,000 steps (1 min 48 s of training for the five models alone on the 2-core
+CPU, 2026-12-06 08:13 UTC, commit 228414b; 9 min 05 s with the cores shared on
+2026-12-01).
 The 6,000-step length was chosen in an earlier session while reading OOD
 results (README says so); the Meta-GNN settings below were chosen on n = 6.
 Read on n = 6 alone (`python benchmarks/bench_tta.py --task sumfirst
@@ -26,6 +27,12 @@ shared for most of it); GPU run time not yet measured:
 | meta_gmlp | 50,664 | 10 | 1.000 ± 0.000 | 0.159 ± 0.033 | 0.187 |
 | meta_gnn | 49,127 | 10 | 1.000 ± 0.000 | 0.998 ± 0.005 | 1.000 |
 | meta_gnn@library | 49,918 | 10 | 1.000 ± 0.000 | 0.160 ± 0.016 | 0.184 |
+
+The two Meta-GNN rows were from post-norm rounds, the library default then. With
+the pre-norm rounds of the library now (`--config.models="('meta_gnn',
+'meta_gnn@library')"`, commit 228414b, 2026-12-06 07:29-07:34 UTC, alone):
+meta_gnn 1.000 ± 0.000 ID, 0.999 ± 0.002 OOD (max 1.000); meta_gnn@library
+1.000 ± 0.000 ID, 0.159 ± 0.015 OOD (max 0.173).
 """
 
 from neuroprog.train import loop
