@@ -42,7 +42,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 from neuroprog.programs import executor as execute_lib  # pylint: disable=wrong-import-position
-from neuroprog.run import workdir as workdir_lib  # pylint: disable=wrong-import-position
 from neuroprog.train import loop, refine  # pylint: disable=wrong-import-position
 from neuroprog.train import step as step_lib  # pylint: disable=wrong-import-position
 
@@ -67,7 +66,7 @@ def main(argv=None):
                      "read here).")
   if args.intents < 1:
     raise SystemExit(f"--intents={args.intents}; allowed: an int >= 1.")
-  config = workdir_lib.read_config(args.workdir)
+  config = loop.read_run_config(args.workdir)
   if config.get("intent") != "examples":
     raise SystemExit(f"--workdir {args.workdir}: intent {config.get('intent')!r}; needs a "
                      "workdir trained on example intents.")

@@ -53,7 +53,6 @@ from experiments.pipelines import eval_arc1d  # pylint: disable=g-import-not-at-
 from neuroprog import intents as intents_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 from neuroprog.programs import executor as execute_lib
 from neuroprog.tasks.arc1d import families, io
-from neuroprog.run import workdir as workdir_lib
 from neuroprog.train import loop
 from neuroprog.train import step as step_lib
 
@@ -182,7 +181,7 @@ def main():
   parser.add_argument("--data", default=None,
                       help="the 1D-ARC folder: also score its official tasks")
   args = parser.parse_args()
-  config = workdir_lib.read_config(args.workdir)
+  config = loop.read_run_config(args.workdir)
   if config.get("intent") != "examples" or not config.get("intent_label_input"):
     raise SystemExit(f"--workdir {args.workdir}: intent {config.get('intent')!r}, "
                      f"intent_label_input {config.get('intent_label_input')!r}; needs a workdir "

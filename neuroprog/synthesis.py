@@ -52,7 +52,7 @@ def load_run(workdir: str, model: str = "meta_gnn") -> Run:
   ValueError if the workdir is not one, or did not train `model`.
   """
   from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
-  config = workdir_lib.read_config(workdir)
+  config = loop.read_run_config(workdir)
   if model not in config.models:
     raise ValueError(f"{workdir} has no model {model!r}; it trained "
                      f"{list(config.models)}.")

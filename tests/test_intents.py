@@ -936,3 +936,31 @@ def test_recognition_gap_scores_official_tasks_as_eval_does_and_names_what_was_r
       labels_of_seed.append(labels)
   # The two seeds' readouts differ, so the checks are not of one shared value.
   assert not np.allclose(labels_of_seed[0], labels_of_seed[3])
+
+
+def test_a_workdir_from_before_an_option_is_rebuilt_as_it_ran(tmp_path):
+  """An older workdir's model config lacks options added since; it ran with
+  each option's behaviour before it existed, which need not be today's
+  default: Meta-GNN's norm was added as "post" and is "pre" now. Resuming
+  compares it with that value, and `read_run_config` rebuilds it so."""
+  import json  # pylint: disable=g-import-not-at-top
+  from neuroprog.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  config = loop.default_config(task="sumfirst", models=("meta_gnn",))
+  assert config.model_configs.meta_gnn.norm == "pre"
+  old = json.loads(workdir_lib.config_json(config))
+  del old["model_configs"]["meta_gnn"]["norm"]
+  (tmp_path / "wd").mkdir()
+  with open(tmp_path / "wd" / "config.json", "w") as f:
+    json.dump(old, f)
+  stored = loop.read_run_config(str(tmp_path / "wd"))
+  assert stored.model_configs.meta_gnn.norm == "post"
+  assert workdir_lib.differences(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS,
+                                 fill_stored=loop.fill_added_options) == {
+                                     "model_configs": [stored.to_dict()["model_configs"],
+                                                       config.to_dict()["model_configs"]]}
+  config.model_configs.meta_gnn.norm = "post"
+  assert workdir_lib.differences(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS,
+                                 fill_stored=loop.fill_added_options) == {}
+  # Every added option's recorded value is one its model accepts.
+  for name, options in loop.ADDED_MODEL_OPTIONS.items():
+    assert set(options) <= set(meta.default_config(name, None)), name

@@ -15,7 +15,7 @@ from neuroprog import meta, synthesis
 from neuroprog.analysis import clock
 from neuroprog.programs import layout
 from neuroprog.run import seeds as seeds_lib
-from neuroprog.run import workdir as workdir_lib
+from neuroprog.train import loop
 
 # The paper's figures for Meta-GNN on ADDMOD (p = 83 unseen), for the tables.
 PAPER = {"trajectory": {"a": 23.43, "b": 5.672, "c": 3.631, "r2": 0.94},
@@ -25,7 +25,7 @@ WORKED_PRIME = 83
 
 
 def _read_config(workdir: str):
-  config = workdir_lib.read_config(workdir)
+  config = loop.read_run_config(workdir)
   if config.get("task") != "addmod":
     raise ValueError(f"{workdir!r} is a {config.get('task')!r} workdir; the "
                      "clock analysis needs an ADDMOD one (task 'addmod').")

@@ -45,7 +45,6 @@ import numpy as np
 from neuroprog import intents as intents_lib
 from neuroprog import synthesis
 from neuroprog.run import seeds as seeds_lib
-from neuroprog.run import workdir as workdir_lib
 from neuroprog.programs import executor as execute_lib
 from neuroprog.tasks.arc1d import families, io
 from neuroprog.train import loop, refine as refine_lib, step as step_lib
@@ -192,7 +191,7 @@ def run(workdir: str, data, *, models: Optional[Sequence[str]] = None,
   refine_*: the support refinement of example intents (`train.refine`): each
   task's program fitted to its own support pairs before it is scored; None:
   the workdir config's value."""
-  config = workdir_lib.read_config(workdir)
+  config = loop.read_run_config(workdir)
   if config.task != "arc1d":
     raise ValueError(f"{workdir} trained task {config.task!r}; eval_arc1d needs an "
                      "'arc1d' workdir.")

@@ -188,25 +188,35 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_gate", "refine_by_model", "refine_search_families",
                         "refine_search_radius", "warmup_steps", "warmup_steps_by_model")}
 # Model options added after workdirs with that model existed, {base model:
-# (option, ...)}: each one's library default (the model's DEFAULTS) is the
-# behaviour before the option, so a stored model config without it ran
-# exactly as one holding the default.
-ADDED_MODEL_OPTIONS = {"meta_gnn": ("base_program", "intent_film", "pe_learned",
-                                      "decoder_film", "norm"),
-                       "meta_gmlp": ("base_program", "mixer_input")}
+# {option: the behaviour before the option}}: a stored model config without
+# the option ran exactly as one holding that value. It is the option's first
+# default, which is not always its library default now (Meta-GNN's norm was
+# added as "post" and became "pre" later).
+ADDED_MODEL_OPTIONS = {"meta_gnn": {"base_program": False, "intent_film": False,
+                                    "pe_learned": False, "decoder_film": 0, "norm": "post"},
+                       "meta_gmlp": {"base_program": False, "mixer_input": "standard"}}
 
 
 def fill_added_options(stored: dict) -> dict:
   """The stored config (a JSON dict) with every ADDED_MODEL_OPTIONS option
-  its model configs lack set to the model's default: an older workdir of the
-  same settings then compares equal (`run.workdir.differences`'s fill_stored)."""
+  its model configs lack set to the behaviour before the option: an older
+  workdir of the same settings then compares equal (`run.workdir.differences`'s
+  fill_stored), and is rebuilt as it ran (`read_run_config`)."""
   for name, options in (stored.get("model_configs") or {}).items():
     base_name = meta.base_name(name)
     if isinstance(options, dict) and base_name in ADDED_MODEL_OPTIONS:
-      defaults = meta.default_config(base_name, None)
-      for key in ADDED_MODEL_OPTIONS[base_name]:
-        options.setdefault(key, defaults[key])
+      for key, before in ADDED_MODEL_OPTIONS[base_name].items():
+        options.setdefault(key, before)
   return stored
+
+
+def read_run_config(workdir: str) -> ml_collections.ConfigDict:
+  """The config a workdir's run was made with, model options added since
+  filled with the values it ran with (`fill_added_options`), so that the
+  models rebuilt from it compute what was trained. ValueError if the workdir
+  holds no config."""
+  stored = workdir_lib.read_config(workdir).to_dict()
+  return ml_collections.ConfigDict(fill_added_options(stored))
 
 
 # Keys only the evaluation reads: a finished workdir may be re-evaluated with
