@@ -22,7 +22,11 @@ What changes against the paper's protocol, and why it stays fair
   (`python -m experiments.select --config=experiments/configs/arc1d.py
   --models=meta_gnn --grid="learning_rates.meta_gnn=1e-3"`, 2026-12-03: ID
   0.870, val 0.194 ± 0.052, against 0.740 / 0.500 ± 0.036 at 3e-4 in the run
-  below) and kept.
+  below) and kept. With the library's pre-norm rounds, which let ADDMOD train
+  at twice the post-norm rate, 6e-4 was tried the same way (`--grid=
+  "learning_rates.meta_gnn=6e-4"`, 2026-12-06: ID 0.854, val 0.301 ± 0.062,
+  against 0.742 / 0.525 ± 0.069 at 3e-4) and lost too: on these validation
+  shifts a closer fit of the training intents generalizes worse.
 
 Measured (BUILD_NOTES.md, "The 1D-ARC table in one piece"): the whole command
 as configured took 1 h 16 min 32 s wall on a 2-core AVX-512 host (2026-12-05,

@@ -101,7 +101,8 @@ WIDTH_KEY = "d"
 # "ADDMOD run", "1D-ARC run"); with them ADDMOD chose 1e-3 on its validation
 # primes (`experiments/configs/addmod.py` sets it), while 1D-ARC's validation
 # intents keep 3e-4 (1e-3 fits its training intents better and its held-out
-# shifts worse; "Why Meta-GNN learns ADDMOD slowly"). The warm-up is the
+# shifts worse; "Why Meta-GNN learns ADDMOD slowly"; with pre-norm rounds 6e-4
+# did the same, `experiments/configs/arc1d.py` names the command). The warm-up is the
 # training loop's (`config.warmup_steps`, per model
 # `config.warmup_steps_by_model`): ADDMOD's validation primes chose 1,000
 # steps for Meta-GNN (`addmod.py` sets it); 1D-ARC's validation intents at 5
