@@ -54,6 +54,12 @@ bf0c6f7, 3d362f5, each model alone with `--config.models`, cores shared,
 The direct model at its rate chosen since, 2e-3 (`--config.models="('direct',)"`,
 commit 1a0cb24, 2026-12-06, alone, 912 s of training): ID 0.903 ± 0.060, val
 0.605 ± 0.123, OOD 0.587 ± 0.101.
+Meta-GNN with its warm-up re-chosen as 1,000 steps (`--config.models=
+"('meta_gnn',)"`, commit e02d0a6, 2026-12-06, alone, 618 s of training): ID
+0.973 ± 0.017, val 0.697 ± 0.115, OOD 0.619 ± 0.093. The direct model at
+4e-3, chosen since (`--config.models="('direct',)"`, commit 3525f7b,
+2026-12-06, cores shared with tests, 1,455 s of training): ID 0.886 ± 0.038,
+val 0.631 ± 0.110, OOD 0.586 ± 0.113.
 """
 
 from experiments.configs import addmod
