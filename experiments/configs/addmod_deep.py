@@ -16,9 +16,10 @@ at 3e-4; with `addmod.py`'s earlier 1e-3 and its 1,000-step warm-up,
 warm-up) `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.675 ± 0.067, and with
 the 2,000-step warm-up chosen after that 0.648 ± 0.078.
 Since the fiftieth session it inherits `addmod.py`'s newer settings, chosen at
-depth 1 on the validation primes: Meta-GNN with pre-norm rounds at 8e-3,
-Meta-MLP at 2e-3 and Meta-gMLP at 8e-3; the figures above predate them, and this depth has not been
-run with them.
+depth 1 on the validation primes: Meta-GNN with pre-norm rounds at 8e-3 (its
+warm-up 1,000 steps since the fifty-second session), Meta-MLP at 2e-3,
+Meta-gMLP at 8e-3 and the direct model at 4e-3; the figures above predate
+them, and this depth has not been run with them.
 
 Widths re-matched to the 400,000-parameter budget for this target
 (`neuroprog.train.loop.matched_model_configs("addmod", spec=...)`).

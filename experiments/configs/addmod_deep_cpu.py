@@ -29,9 +29,10 @@ chosen after (the config until the fiftieth session), Meta-GNN alone, commit 974
 2026-12-06, 19.3 min of training on a slower hour: ID 0.947 ± 0.040, val
 0.705 ± 0.076, OOD 0.648 ± 0.078.
 Since the fiftieth session it inherits `addmod.py`'s newer settings, chosen at
-depth 1 on the validation primes: Meta-GNN with pre-norm rounds at 8e-3,
-Meta-MLP at 2e-3 and Meta-gMLP at 8e-3; the figures above predate them, and this depth has not been
-run with them.
+depth 1 on the validation primes: Meta-GNN with pre-norm rounds at 8e-3 (its
+warm-up 1,000 steps since the fifty-second session), Meta-MLP at 2e-3,
+Meta-gMLP at 8e-3 and the direct model at 4e-3; the figures above predate
+them, and this depth has not been run with them.
 """
 
 from experiments.configs import addmod_cpu
