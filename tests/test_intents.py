@@ -961,6 +961,7 @@ def test_a_workdir_from_before_an_option_is_rebuilt_as_it_ran(tmp_path):
   config.model_configs.meta_gnn.norm = "post"
   assert workdir_lib.differences(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS,
                                  fill_stored=loop.fill_added_options) == {}
-  # Every added option's recorded value is one its model accepts.
+  # Every added option is one its model has (a renamed option would leave a
+  # stale entry here that fills nothing).
   for name, options in loop.ADDED_MODEL_OPTIONS.items():
     assert set(options) <= set(meta.default_config(name, None)), name
