@@ -86,13 +86,14 @@ LEARNING_RATES = {"meta_gnn": 8e-3, "meta_gmlp": 8e-3, "meta_mlp": 2e-3, "direct
 # config-wide min(200, steps // 10), chosen on the validation primes with the
 # pre-norm rounds at 8e-3 by
 #   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
-#     --models=meta_gnn --grid="warmup_steps_by_model.meta_gnn=1000,2000"
-# (fifty-second session, 5 seeds x 2,500 steps; the 1,000 row ran as its own
-# select, `--grid="warmup_steps_by_model.meta_gnn=1000"`, the 2,000 row is the
-# 8e-3 candidate of the pre-norm rate select above: ID / val 0.973 / 0.697 ±
-# 0.115 at 1,000, 0.976 / 0.692 ± 0.042 at 2,000; a margin a twentieth of a
-# seed std, adopted by the select's rule; BUILD_NOTES.md "Time to accuracy at
-# the CPU protocol's schedule"). With post-norm rounds at 4e-3 the same grid
+#     --models=meta_gnn --grid="warmup_steps_by_model.meta_gnn=500,1000,2000"
+# (fifty-second and fifty-third sessions, 5 seeds x 2,500 steps; the 500 and
+# 1,000 rows ran as selects of their own, `--grid="warmup_steps_by_model.meta_gnn=500"`
+# and `=1000`, the 2,000 row is the 8e-3 candidate of the pre-norm rate select
+# above: ID / val 0.958 / 0.558 ± 0.077 at 500, 0.973 / 0.697 ± 0.115 at
+# 1,000, 0.976 / 0.692 ± 0.042 at 2,000; against 2,000 a margin a twentieth of
+# a seed std, adopted by the select's rule; BUILD_NOTES.md "Time to accuracy
+# at the CPU protocol's schedule", "A shorter Meta-GNN warm-up on ADDMOD"). With post-norm rounds at 4e-3 the same grid
 # had chosen 2,000 (forty-eighth session; ID / val 0.968 / 0.678 ± 0.115 at
 # 1,000, 0.950 / 0.687 ± 0.082 at 2,000; BUILD_NOTES.md "Meta-GNN's rate on
 # ADDMOD again"). The warm-up had first been chosen at 1,000 over 200, at 1e-3 and
