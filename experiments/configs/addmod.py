@@ -94,10 +94,10 @@ LEARNING_RATES = {"meta_gnn": 8e-3, "meta_gmlp": 8e-3, "meta_mlp": 2e-3, "direct
 # 1,000, 0.976 / 0.692 ± 0.042 at 2,000; against 2,000 a margin a twentieth of
 # a seed std, adopted by the select's rule; BUILD_NOTES.md "Time to accuracy
 # at the CPU protocol's schedule", "A shorter Meta-GNN warm-up on ADDMOD").
-# With post-norm rounds at 4e-3 the same grid had chosen 2,000 (forty-eighth session; ID / val 0.968 / 0.678 ± 0.115 at
-# 1,000, 0.950 / 0.687 ± 0.082 at 2,000; BUILD_NOTES.md "Meta-GNN's rate on
-# ADDMOD again"). The warm-up had first been chosen at 1,000 over 200, at 1e-3 and
-# 2e-3, by
+# With post-norm rounds at 4e-3 the same grid had chosen 2,000 (forty-eighth
+# session; ID / val 0.968 / 0.678 ± 0.115 at 1,000, 0.950 / 0.687 ± 0.082 at
+# 2,000; BUILD_NOTES.md "Meta-GNN's rate on ADDMOD again"). The warm-up had
+# first been chosen at 1,000 over 200, at 1e-3 and 2e-3, by
 #   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
 #     --models=meta_gnn --grid="model_configs.meta_gnn.aggregation=sum,mean | \
 #     warmup_steps=1000;learning_rates.meta_gnn=1e-3,2e-3"
