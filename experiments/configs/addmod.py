@@ -34,8 +34,8 @@ MODEL_CONFIGS = {
     #     --models=meta_gnn --config.model_configs.meta_gnn.norm=pre \
     #     --grid="learning_rates.meta_gnn=2e-3,4e-3,8e-3,1.6e-2"
     # against the post-norm rows of the commands below (fiftieth session, 5
-    # seeds x 2,500 steps, warm-up 2,000 (1,000 since, below); ID / val 0.933 / 0.661, 0.946 /
-    # 0.655, 0.976 / 0.692 ± 0.042, 0.946 / 0.649, against post-norm at 4e-3
+    # seeds x 2,500 steps, warm-up 2,000 (1,000 since, below); ID / val 0.933 /
+    # 0.661, 0.946 / 0.655, 0.976 / 0.692 ± 0.042, 0.946 / 0.649, against post-norm at 4e-3
     # 0.950 / 0.687 ± 0.082 and at 8e-3 0.929 / 0.595: a margin a sixteenth of
     # a seed std, adopted by the select's rule; BUILD_NOTES.md "What one
     # optimizer step does").
