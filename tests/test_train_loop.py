@@ -429,3 +429,32 @@ def test_teacher_twin_draws_is_refused_where_there_is_no_twin_to_follow(twins, c
   config = _twin_configs(teacher_twin_draws=twins, **change)[1]
   with pytest.raises(ValueError, match=expect):
     loop.validate_config(config)
+
+
+def test_lamb_moves_every_tensor_by_the_rate_times_its_norm():
+  """optimizer="lamb": the first step moves each tensor by rate x its norm,
+  whatever its gradient's scale or its size; a tensor of norm 0 takes Adam's
+  first step (rate x sign(g)); the per-model entry overrides the config-wide
+  one and a bad name is refused before any work."""
+  params = {"small": np.full((2, 2), 0.1, np.float32),
+            "big": np.full((8, 8), 3.0, np.float32),
+            "zero": np.zeros((3,), np.float32)}
+  grads = {"small": np.array([[1e-4, -2e-4], [3e-4, 1e-4]], np.float32),
+           "big": np.full((8, 8), 50.0, np.float32),
+           "zero": np.array([1.0, -2.0, 0.5], np.float32)}
+  base = {"learning_rate": 0.01, "schedule": "constant", "grad_clip": 0.0}
+  opt = loop.create_optimizer({**base, "optimizer_by_model": {"meta_gnn": "lamb"}},
+                              "meta_gnn")
+  updates, _ = opt.update(grads, opt.init(params), params)
+  np.testing.assert_allclose(np.linalg.norm(updates["small"]), 0.01 * 0.2, rtol=1e-4)
+  np.testing.assert_allclose(np.linalg.norm(updates["big"]), 0.01 * 24.0, rtol=1e-4)
+  np.testing.assert_allclose(updates["zero"], [-0.01, 0.01, -0.01], rtol=1e-4)
+  # Adam for the other entries: every entry moves by the rate.
+  adam = loop.create_optimizer({**base, "optimizer_by_model": {"meta_gnn": "lamb"}},
+                               "meta_mlp")
+  updates, _ = adam.update(grads, adam.init(params), params)
+  np.testing.assert_allclose(np.abs(updates["big"]), 0.01, rtol=1e-4)
+  assert loop.optimizer_name(_config(optimizer="lamb"), "meta_mlp") == "lamb"
+  with pytest.raises(ValueError, match=r"optimizer_by_model\['meta_gnn'\]='sgd'; "
+                     r"allowed: \['adam', 'lamb'\]"):
+    loop.validate_config(_config(optimizer_by_model={"meta_gnn": "sgd"}))

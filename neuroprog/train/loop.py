@@ -63,6 +63,13 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # numbers. Unnamed models: False.
     "teacher_twin_draws": {},
     "weight_decay": 0.0,       # decoupled (AdamW) on kernels (ndim >= 2) only
+    # "adam", or "lamb": Adam's update of each parameter tensor rescaled to
+    # rate x |tensor| / |update| (the layer-wise trust ratio), so a step moves
+    # every tensor by the same fraction of its norm whatever its fan-in or
+    # gradient scale; a tensor of norm 0 takes Adam's step.
+    "optimizer": "adam",
+    # {model: optimizer}, as learning_rates is to learning_rate; unset: optimizer.
+    "optimizer_by_model": {},
     "schedule": "cosine",      # "cosine" (warmup, decay to 1%) or "constant"
     # The cosine schedule's linear warm-up in steps; -1: min(200, steps // 10).
     "warmup_steps": -1,
@@ -186,7 +193,8 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "intent_label_parameter", "grad_clip_scope", "teacher_twin_draws",
                         "refine_steps", "refine_learning_rate", "refine_target",
                         "refine_gate", "refine_by_model", "refine_search_families",
-                        "refine_search_radius", "warmup_steps", "warmup_steps_by_model")}
+                        "refine_search_radius", "warmup_steps", "warmup_steps_by_model",
+                        "optimizer", "optimizer_by_model")}
 # Model options added after workdirs with that model existed, {base model:
 # {option: the behaviour before the option}}: a stored model config without
 # the option ran exactly as one holding that value. It is the option's first
@@ -228,6 +236,7 @@ INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
 LABEL_PARAMETER = ("dense", "pair_stats")
 GRAD_CLIP_SCOPES = ("joint", "per_part")
+OPTIMIZERS = ("adam", "lamb")
 # Support sets drawn per intent when a model that reads example intents is
 # evaluated; the eval_examples queries of an intent are split among them, so
 # an accuracy averages over support draws as well as queries.
@@ -261,6 +270,9 @@ def validate_config(config) -> None:
   for name in _base_names(config, "warmup_steps_by_model"):
     if name in models:
       warmup_steps(config, name)
+  optimizer_name(config)
+  for name in _base_names(config, "optimizer_by_model"):
+    optimizer_name(config, name)
   kind = _get(config, "intent")
   if kind not in INTENT_KINDS:
     raise ValueError(f"config.intent={kind!r}; allowed: {list(INTENT_KINDS)}.")
@@ -502,6 +514,19 @@ def warmup_steps(config, name: Optional[str] = None) -> int:
   return max(1, min(200, steps // 10) if warm == -1 else warm)
 
 
+def optimizer_name(config, name: Optional[str] = None) -> str:
+  """Model entry `name`'s optimizer (None: the config-wide one), one of
+  OPTIMIZERS: config.optimizer_by_model[name], else config.optimizer."""
+  by_model = _get(config, "optimizer_by_model") or {}
+  if name is not None and name in by_model:
+    value, where = by_model[name], f"config.optimizer_by_model[{name!r}]"
+  else:
+    value, where = _get(config, "optimizer"), "config.optimizer"
+  if value not in OPTIMIZERS:
+    raise ValueError(f"{where}={value!r}; allowed: {list(OPTIMIZERS)}.")
+  return value
+
+
 def rate_schedule(config, name):
   """Model entry `name`'s Adam rate: a float ("constant") or an optax
   schedule step -> rate ("cosine": warm-up from 0, then cosine decay to 1%)."""
@@ -522,12 +547,14 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
   decay = float(_get(config, "weight_decay"))
   if decay < 0:
     raise ValueError(f"config.weight_decay={decay}; allowed: >= 0.")
-  if decay:
-    # Kernels only (the usual AdamW convention): biases and the output head's
-    # per-tensor gain/center set offsets and scales, not capacity. The step
-    # is vmapped over seeds, so ndim here is per seed.
-    adam = optax.adamw(lr, weight_decay=decay,
-                       mask=lambda p: jax.tree_util.tree_map(lambda a: a.ndim >= 2, p))
+  # Kernels only (the usual AdamW convention): biases and the output head's
+  # per-tensor gain/center set offsets and scales, not capacity. The step is
+  # vmapped over seeds, so ndim here, and the trust ratio's norms, are per seed.
+  kernels = lambda p: jax.tree_util.tree_map(lambda a: a.ndim >= 2, p)
+  if optimizer_name(config, name) == "lamb":
+    adam = optax.lamb(lr, weight_decay=decay, mask=kernels)
+  elif decay:
+    adam = optax.adamw(lr, weight_decay=decay, mask=kernels)
   else:
     adam = optax.adam(lr)
   if not clip:
