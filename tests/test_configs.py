@@ -169,7 +169,7 @@ def test_model_variants_and_recipe_learning_rates():
 
 def test_paper_configs_use_one_meta_gnn_recipe():
   """Every paper config's Meta-GNN uses the library's recipe: only its width
-  is set, and no learning rate or warm-up of its own; a task that needs more lists the
+  is set, and no learning rate, warm-up or optimizer of its own; a task that needs more lists the
   keys in TASK_SPECIFIC_META_GNN and also trains "meta_gnn@library"."""
   recipe = meta.default_config("meta_gnn", None)
 
@@ -179,7 +179,7 @@ def test_paper_configs_use_one_meta_gnn_recipe():
     config = module.get_config()
     extra = set(getattr(module, "TASK_SPECIFIC_META_GNN", ()))
     assert changed(config.model_configs["meta_gnn"]) == \
-        extra - {"learning_rates", "warmup_steps_by_model"}, name
+        extra - {"learning_rates", "warmup_steps_by_model", "optimizer_by_model"}, name
     if extra:
       assert "meta_gnn@library" in config.models
       assert changed(config.model_configs["meta_gnn@library"]) == set()
@@ -188,6 +188,12 @@ def test_paper_configs_use_one_meta_gnn_recipe():
     assert "meta_gnn@library" not in config.warmup_steps_by_model
     assert ("meta_gnn" in config.warmup_steps_by_model) == \
         ("warmup_steps_by_model" in extra), name
+    # The optimizer too: config-wide it is every model's ("adam"), so a task
+    # may set Meta-GNN's only through the per-model entry, and names it.
+    assert config.optimizer == "adam", name
+    assert "meta_gnn@library" not in config.optimizer_by_model
+    assert ("meta_gnn" in config.optimizer_by_model) == \
+        ("optimizer_by_model" in extra), name
 
 
 def test_default_config_records_every_model_option():

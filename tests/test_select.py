@@ -208,23 +208,25 @@ def test_a_grid_key_a_model_overrides_is_refused(tmp_path):
 
 
 def test_a_config_wide_rate_or_warmup_a_model_overrides_is_refused(tmp_path):
-  """addmod_cpu.py gives Meta-GNN its own rate and warm-up: the config-wide keys
-  would not reach it, so a grid over them is refused before any training,
-  while the per-model paths, and models without an entry, are reached."""
+  """addmod_cpu.py gives Meta-GNN its own rate, warm-up and optimizer: the
+  config-wide keys would not reach it, so a grid over them is refused before
+  any training, while the per-model paths, and models without an entry, are
+  reached."""
   from experiments.configs import addmod_cpu  # pylint: disable=g-import-not-at-top
   c = addmod_cpu.get_config()
-  for path, per_model in (("warmup_steps", "warmup_steps_by_model"),
-                          ("learning_rate", "learning_rates")):
+  for path, per_model, grid_value in (("warmup_steps", "warmup_steps_by_model", 500),
+                                      ("learning_rate", "learning_rates", 500),
+                                      ("optimizer", "optimizer_by_model", "adam")):
     value = c[per_model]["meta_gnn"]
     with pytest.raises(ValueError, match=rf"grid path '{path}' does not reach meta_gnn: "
                        rf"config.{per_model}.meta_gnn={value!r} overrides it; name "
                        rf"'{per_model}.meta_gnn'"):
-      select.run(c, f"{path}=500", str(tmp_path / "sel"), models=["meta_gnn"])
+      select.run(c, f"{path}={grid_value}", str(tmp_path / "sel"), models=["meta_gnn"])
     # Models with no entry of their own (the library row always) are reached.
     without = [m for m in c.models if m not in c[per_model]]
     assert "meta_gnn@library" in without
-    select.check_not_shadowed(c, [(path, [500])], without)
-    select.check_not_shadowed(c, [(f"{per_model}.meta_gnn", [500])], ["meta_gnn"])
+    select.check_not_shadowed(c, [(path, [grid_value])], without)
+    select.check_not_shadowed(c, [(f"{per_model}.meta_gnn", [grid_value])], ["meta_gnn"])
   assert not os.path.exists(tmp_path / "sel")
   # The per-model path gives the candidates it names.
   axes = select.all_axes(select.parse_grids("warmup_steps_by_model.meta_gnn=-1,1000"))
