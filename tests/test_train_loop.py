@@ -458,3 +458,25 @@ def test_lamb_moves_every_tensor_by_the_rate_times_its_norm():
   with pytest.raises(ValueError, match=r"optimizer_by_model\['meta_gnn'\]='sgd'; "
                      r"allowed: \['adam', 'lamb'\]"):
     loop.validate_config(_config(optimizer_by_model={"meta_gnn": "sgd"}))
+
+
+def test_lamb_trust_ratio_is_per_seed():
+  """The seeds are independent under LAMB too: its per-tensor norms are taken
+  inside the vmapped step, so seed 1 trained beside seed 0 ends where seed 1
+  trained alone does (norms over the stacked seeds would couple them)."""
+  config = _config(models=("meta_mlp",), optimizer="lamb", seeds=2, seed=0,
+                   learning_rates={"meta_mlp": 1e-2})
+  task = loop.build_task(config)
+  both = loop.Trainer(config, task, "meta_mlp")
+  state, _ = both.chunk(both.init(), 0, 5)
+  alone_config = _config(models=("meta_mlp",), optimizer="lamb", seeds=1, seed=1,
+                         learning_rates={"meta_mlp": 1e-2})
+  alone = loop.Trainer(alone_config, task, "meta_mlp")
+  start = alone.init()
+  state_1, _ = alone.chunk(start, 0, 5)
+  moved = jax.tree.map(lambda a, b: float(np.abs(np.asarray(a[0]) - np.asarray(b[0])).max()),
+                       state_1.params, start.params)
+  assert max(jax.tree.leaves(moved)) > 1e-3
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(np.asarray(a[1]), np.asarray(b[0]),
+                                                       rtol=1e-5, atol=1e-6),
+               state.params, state_1.params)
