@@ -12,8 +12,8 @@ run and clock analysis"): Meta-GNN alone (`--config.models="('meta_gnn',)"`),
 20,000 steps, seed 0 alone in 19 min, seeds 1-2 in one program in 35 min with
 the cores shared (2026-12-01, a fast hour of this VM): ID 0.930 / 0.999 /
 0.998, OOD 0.580 / 0.838 / 0.798, mean 0.738 (paper 0.943), at Meta-GNN's
-earlier rate 3e-4; the settings set below (pre-norm rounds at 8e-3, warm-up
-1,000) have not been run at 20,000 steps.
+earlier rate 3e-4; the settings set below (pre-norm rounds, LAMB at 2e-3,
+warm-up 1,000) have not been run at 20,000 steps.
 """
 
 from neuroprog.train import loop

@@ -7,21 +7,13 @@
 
 Meant for a GPU: not run at this length. On the 2-core CPU 5 seeds x 20,000
 steps would take about 4 hours each for the direct model and Meta-GNN (1.4 and
-1.5 steps/s); `addmod_deep_cpu.py` is this target at 2,500 steps, measured
-(README, "Depth"): OOD Meta-MLP 0.749 ± 0.081, Meta-gMLP 0.288 ± 0.087,
-Meta-GNN 0.235 ± 0.088, direct 0.348 ± 0.059 (its depth-1 run), with Meta-GNN
-at 3e-4; with `addmod.py`'s earlier 1e-3 and its 1,000-step warm-up,
-`addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.624 ± 0.086. It now inherits
-`addmod.py`'s 4e-3 (forty-eighth session), with which (and the 1,000-step
-warm-up) `addmod_deep_cpu.py`'s Meta-GNN reads OOD 0.675 ± 0.067, and with
-the 2,000-step warm-up chosen after that 0.648 ± 0.078.
-Since the fiftieth session it inherits `addmod.py`'s newer settings, chosen at
-depth 1 on the validation primes: Meta-GNN with pre-norm rounds at 8e-3 (its
-warm-up 1,000 steps since the fifty-second session), Meta-MLP at 2e-3,
-Meta-gMLP at 8e-3 and the direct model at 4e-3; the figures above predate
-them. `addmod_deep_cpu.py` ran with them in the fifty-third session (its
-docstring): OOD Meta-MLP 0.747 ± 0.102, Meta-gMLP 0.619 ± 0.107, Meta-GNN
-0.648 ± 0.083; this 20,000-step config has not been run.
+1.5 steps/s). It inherits `addmod.py`'s settings, chosen at depth 1 on the
+validation primes (Meta-GNN LAMB at 2e-3 with a 1,000-step warm-up, Meta-MLP
+2e-3, Meta-gMLP 8e-3, direct 4e-3). `addmod_deep_cpu.py`, this target at
+2,500 steps, ran with them (its docstring; README, "Targets beyond the
+paper's"): OOD Meta-MLP 0.747 ± 0.102, Meta-gMLP 0.619 ± 0.107, Meta-GNN
+0.645 ± 0.080. Its runs at earlier settings are in BUILD_NOTES.md ("ADDMOD at
+depth 1 and 2 on the CPU" and the sections after it).
 
 Widths re-matched to the 400,000-parameter budget for this target
 (`neuroprog.train.loop.matched_model_configs("addmod", spec=...)`).
