@@ -497,16 +497,22 @@ def learning_rate(config, name) -> float:
   return float(lr)
 
 
+def _model_value(config, key: str, name: Optional[str]) -> tuple[Any, str]:
+  """(value, where) of the per-model key `key` for model entry `name`:
+  config[key + "_by_model"][name] if set, else config[key] (also for name
+  None); `where` names the key read, for error messages."""
+  by_model = _get(config, f"{key}_by_model") or {}
+  if name is not None and name in by_model:
+    return by_model[name], f"config.{key}_by_model[{name!r}]"
+  return _get(config, key), f"config.{key}"
+
+
 def warmup_steps(config, name: Optional[str] = None) -> int:
   """The cosine schedule's warm-up length of model entry `name` (None: the
   config-wide value): config.warmup_steps_by_model[name], else
   config.warmup_steps; -1 (the default) is min(200, steps // 10). At least 1
   (optax needs a step)."""
-  by_model = _get(config, "warmup_steps_by_model") or {}
-  if name is not None and name in by_model:
-    warm, where = by_model[name], f"config.warmup_steps_by_model[{name!r}]"
-  else:
-    warm, where = _get(config, "warmup_steps"), "config.warmup_steps"
+  warm, where = _model_value(config, "warmup_steps", name)
   steps = _get(config, "steps")
   if isinstance(warm, bool) or not isinstance(warm, int) or not -1 <= warm < steps:
     raise ValueError(f"{where}={warm!r}; allowed: -1 (min(200, steps // 10)) "
@@ -517,11 +523,7 @@ def warmup_steps(config, name: Optional[str] = None) -> int:
 def optimizer_name(config, name: Optional[str] = None) -> str:
   """Model entry `name`'s optimizer (None: the config-wide one), one of
   OPTIMIZERS: config.optimizer_by_model[name], else config.optimizer."""
-  by_model = _get(config, "optimizer_by_model") or {}
-  if name is not None and name in by_model:
-    value, where = by_model[name], f"config.optimizer_by_model[{name!r}]"
-  else:
-    value, where = _get(config, "optimizer"), "config.optimizer"
+  value, where = _model_value(config, "optimizer", name)
   if value not in OPTIMIZERS:
     raise ValueError(f"{where}={value!r}; allowed: {list(OPTIMIZERS)}.")
   return value
