@@ -205,3 +205,14 @@ def test_default_config_records_every_model_option():
   assert gnn == {**meta.default_config("meta_gnn", None), "d": 8}
   with pytest.raises(ValueError, match="Unknown task 'addmood'"):
     loop.default_config(task="addmood")
+
+
+def test_addmod_table_on_the_cpu_is_the_cpu_protocol_at_the_papers_seeds():
+  """addmod_table_cpu.py (issue 22's 10-seed table) is addmod_cpu.py with the
+  paper's 10 seeds: every other key, rate and width is the same."""
+  from experiments.configs import addmod_table_cpu  # pylint: disable=g-import-not-at-top
+  table, cpu, full = addmod_table_cpu.get_config(), addmod_cpu.get_config(), addmod.get_config()
+  loop.validate_config(table)
+  assert {k for k in cpu.keys() if table[k] != cpu[k]} == {"seeds"}
+  assert (table.seeds, table.steps) == (full.seeds, 2500)
+  assert table.models == full.models
