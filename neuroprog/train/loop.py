@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 import optax
+from optax import contrib
 
 from neuroprog import intents as intents_lib
 from neuroprog import meta, specs as specs_lib, tasks
@@ -27,6 +28,7 @@ from neuroprog.run import checkpoint, config as config_lib, loop as run_loop, pa
 from neuroprog.run import workdir as workdir_lib
 from neuroprog.run.logs import logger
 from neuroprog.run.metrics import MetricWriter
+from neuroprog.train import matrix_axes as matrix_axes_lib
 from neuroprog.train import refine as refine_lib, results as results_lib, step as step_lib
 
 Interrupted = run_loop.Interrupted
@@ -66,7 +68,13 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # "adam", or "lamb": Adam's update of each parameter tensor rescaled to
     # rate x |tensor| / |update| (the layer-wise trust ratio), so a step moves
     # every tensor by the same fraction of its norm whatever its fan-in or
-    # gradient scale; a tensor of norm 0 takes Adam's step.
+    # gradient scale; a tensor of norm 0 takes Adam's step. "muon": each
+    # weight matrix's momentum orthogonalized (Newton-Schulz, optax.contrib.muon)
+    # and scaled to an RMS of about 0.2 x rate (Newton-Schulz leaves singular
+    # values in 0.5-1.1), Adam's typical update size, so the
+    # rates of the three are comparable; a group-tied kernel [G, in, out] is G
+    # matrices (`train.matrix_axes`); vectors (biases, gains) take Adam's step
+    # with Nesterov momentum.
     "optimizer": "adam",
     # {model: optimizer}, as learning_rates is to learning_rate; unset: optimizer.
     "optimizer_by_model": {},
@@ -236,7 +244,7 @@ INTENT_KINDS = ("label", "examples")
 LABEL_UNITS = ("features", "intent")
 LABEL_PARAMETER = ("dense", "pair_stats")
 GRAD_CLIP_SCOPES = ("joint", "per_part")
-OPTIMIZERS = ("adam", "lamb")
+OPTIMIZERS = ("adam", "lamb", "muon")
 # Support sets drawn per intent when a model that reads example intents is
 # evaluated; the eval_examples queries of an intent are split among them, so
 # an accuracy averages over support draws as well as queries.
@@ -553,8 +561,17 @@ def create_optimizer(config, name) -> optax.GradientTransformation:
   # per-tensor gain/center set offsets and scales, not capacity. The step is
   # vmapped over seeds, so ndim here, and the trust ratio's norms, are per seed.
   kernels = lambda p: jax.tree_util.tree_map(lambda a: a.ndim >= 2, p)
-  if optimizer_name(config, name) == "lamb":
+  kind = optimizer_name(config, name)
+  if kind == "lamb":
     adam = optax.lamb(lr, weight_decay=decay, mask=kernels)
+  elif kind == "muon":
+    # consistent_rms: every matrix's update has RMS about 0.2 x rate whatever its
+    # shape (Adam's steady-state size), so one rate serves every group's
+    # matrices and the rate grids of Adam carry over.
+    # Only kernels take the orthogonalized step, so its weight decay needs no
+    # mask; the vectors' Adam branch takes none (adam_weight_decay 0), as AdamW's mask.
+    adam = contrib.muon(lr, weight_decay=decay, consistent_rms=0.2,
+                        muon_weight_dimension_numbers=matrix_axes_lib.matrix_axes)
   elif decay:
     adam = optax.adamw(lr, weight_decay=decay, mask=kernels)
   else:
