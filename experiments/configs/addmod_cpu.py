@@ -20,10 +20,11 @@ Measured with the settings as they stand (2-core Intel Xeon AVX-512,
 and training seconds per row): ID / val / OOD mean ± std
 
   direct (4e-3; 3525f7b, 1,455 s, cores shared)  0.886 / 0.631 / 0.586 ± 0.113
-  meta_mlp (2e-3; bf0c6f7, 82 s)                 0.997 / 0.888 / 0.803 ± 0.048
+  meta_mlp (Muon 8e-3; 37abfbc, 133 s)           0.998 / 0.904 / 0.801 ± 0.070
+    (Adam at 2e-3 before it: 0.997 / 0.888 / 0.803 ± 0.048)
   meta_gmlp (8e-3; 3d362f5, 297 s)               0.914 / 0.640 / 0.579 ± 0.122
-  meta_gnn (LAMB 2e-3, warm-up 1,000; 5d9d7d1,   0.940 / 0.699 / 0.630 ± 0.089
-    591 s; Adam at 8e-3 before it: 0.973 / 0.697 / 0.619 ± 0.093)
+  meta_gnn (Muon 2e-3, warm-up 1,000; 37abfbc,   0.990 / 0.720 / 0.667 ± 0.098
+    632 s; LAMB at 2e-3 before it: 0.940 / 0.699 / 0.630 ± 0.089)
   meta_gnn@library (3e-4; 228414b, 657 s)        0.628 / 0.219 / 0.252 ± 0.073
 
 and the one-line heuristics on the same held-out examples: "a + b, never

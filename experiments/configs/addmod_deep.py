@@ -8,11 +8,12 @@
 Meant for a GPU: not run at this length. On the 2-core CPU 5 seeds x 20,000
 steps would take about 4 hours each for the direct model and Meta-GNN (1.4 and
 1.5 steps/s). It inherits `addmod.py`'s settings, chosen at depth 1 on the
-validation primes (Meta-GNN LAMB at 2e-3 with a 1,000-step warm-up, Meta-MLP
-2e-3, Meta-gMLP 8e-3, direct 4e-3). `addmod_deep_cpu.py`, this target at
-2,500 steps, ran with them (its docstring; README, "Targets beyond the
-paper's"): OOD Meta-MLP 0.747 ± 0.102, Meta-gMLP 0.619 ± 0.107, Meta-GNN
-0.645 ± 0.080. Its runs at earlier settings are in BUILD_NOTES.md ("ADDMOD at
+validation primes (Meta-GNN Muon at 2e-3 with a 1,000-step warm-up, Meta-MLP
+Muon at 8e-3, Meta-gMLP 8e-3, direct 4e-3). `addmod_deep_cpu.py`, this target
+at 2,500 steps, ran with the settings before Muon (Meta-GNN LAMB at 2e-3,
+Meta-MLP Adam at 2e-3; its docstring; README, "Targets beyond the paper's"):
+OOD Meta-MLP 0.747 ± 0.102, Meta-gMLP 0.619 ± 0.107, Meta-GNN 0.645 ± 0.080;
+it has not been re-run with Muon. Its runs at earlier settings are in BUILD_NOTES.md ("ADDMOD at
 depth 1 and 2 on the CPU" and the sections after it).
 
 Widths re-matched to the 400,000-parameter budget for this target
