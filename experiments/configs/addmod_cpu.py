@@ -24,7 +24,8 @@ and training seconds per row): ID / val / OOD mean ± std
     (Adam at 2e-3 before it: 0.997 / 0.888 / 0.803 ± 0.048)
   meta_gmlp (8e-3; 3d362f5, 297 s)               0.914 / 0.640 / 0.579 ± 0.122
   meta_gnn (Muon 2e-3, warm-up 1,000; 37abfbc,   0.990 / 0.720 / 0.667 ± 0.098
-    632 s; LAMB at 2e-3 before it: 0.940 / 0.699 / 0.630 ± 0.089)
+    632 s; LAMB at 2e-3 before it: 0.940 / 0.699 / 0.630 ± 0.089; `addmod.py`
+    now sets a 500-step warm-up, chosen after this row, not yet re-read)
   meta_gnn@library (3e-4; 228414b, 657 s)        0.628 / 0.219 / 0.252 ± 0.073
 
 and the one-line heuristics on the same held-out examples: "a + b, never
