@@ -13,7 +13,7 @@ run and clock analysis"): Meta-GNN alone (`--config.models="('meta_gnn',)"`),
 the cores shared (2026-12-01, a fast hour of this VM): ID 0.930 / 0.999 /
 0.998, OOD 0.580 / 0.838 / 0.798, mean 0.738 (paper 0.943), at Meta-GNN's
 earlier rate 3e-4; the settings set below (pre-norm rounds, Muon at 2e-3,
-warm-up 1,000) have not been run at 20,000 steps.
+warm-up 500) have not been run at 20,000 steps.
 """
 
 from neuroprog.train import loop
@@ -86,7 +86,8 @@ MODEL_CONFIGS = {
 LEARNING_RATES = {"meta_gnn": 2e-3, "meta_gmlp": 8e-3, "meta_mlp": 8e-3, "direct": 4e-3}
 # Task-specific too: Meta-GNN's optimizer, Muon (each weight matrix's
 # momentum orthogonalized, `config.optimizer="muon"`) at 2e-3 instead of LAMB
-# at 2e-3, chosen on the validation primes with the warm-up below by
+# at 2e-3, chosen on the validation primes with the 1,000-step warm-up then
+# set (500 since, below) by
 #   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
 #     --models=meta_gnn --grid="optimizer_by_model.meta_gnn=muon;learning_rates.meta_gnn=2e-3,4e-3,8e-3"
 # and the same with `=1e-3` (fifty-fifth session, 5 seeds x 2,500 steps; ID /
@@ -117,8 +118,9 @@ LEARNING_RATES = {"meta_gnn": 2e-3, "meta_gmlp": 8e-3, "meta_mlp": 8e-3, "direct
 # a seed std, adopted by the select's rule; its training curve is Adam's to a
 # hundredth. Meta-gMLP and the direct model have not been offered Muon.
 OPTIMIZERS = {"meta_gnn": "muon", "meta_mlp": "muon"}
-# Task-specific too: Meta-GNN's cosine warm-up of 1,000 steps instead of the
-# config-wide min(200, steps // 10), chosen on the validation primes with the
+# Task-specific too: Meta-GNN's cosine warm-up, 500 steps since Muon (end of
+# this comment); before it 1,000 steps instead of the config-wide
+# min(200, steps // 10), chosen on the validation primes with the
 # pre-norm rounds at 8e-3 by
 #   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
 #     --models=meta_gnn --grid="warmup_steps_by_model.meta_gnn=500,1000,2000"

@@ -11,7 +11,8 @@ steps instead of 20,000, in one resumable command:
 Why 2,500 steps: it is what item 3's benchmark shows Meta-MLP and Meta-GNN need
 to fit the training primes (`python benchmarks/bench_tta.py --task addmod
 --models meta_mlp,meta_gnn --seeds 10 --steps 2500`: seed-mean ID exact match
-0.95 at 1,750 and 2,250 steps with Muon), and the most that fits the issue's
+0.95 at 1,750 and 2,250 steps with Muon, Meta-GNN with its earlier 1,000-step
+warm-up; with 500 it read 0.941 at 2,000, where that run was stopped), and the most that fits the issue's
 2-hour wall for all five rows: at 10 seeds in one program this CPU trains the
 direct model at 1.3 steps/s (32 minutes for 2,500 steps) and each Meta-GNN
 row at 1.8-2.0 (21-23 minutes), about 85 minutes in all.

@@ -46,7 +46,7 @@ def leaf_axes(names: list[str], ndim: int) -> Optional[Axes]:
   if ndim == 2:
     return Axes(reduction_axis=0, output_axis=1)
   if any("Attention" in m for m in modules):
-    if modules and modules[-1] == "out":
+    if modules[-1] == "out":
       return Axes(reduction_axis=tuple(range(ndim - 1)), output_axis=ndim - 1)
     return Axes(reduction_axis=0, output_axis=tuple(range(1, ndim)))
   if any(m.startswith("Conv") for m in modules):
