@@ -44,7 +44,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-from experiments.pipelines import select  # pylint: disable=g-import-not-at-top,wrong-import-position
 from neuroprog.train import loop  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
@@ -137,18 +136,7 @@ def main():
     config.steps = args.steps
   if not config.val_intents:
     raise SystemExit(f"experiments/configs/{args.task}.py names no validation intents.")
-  models = args.models.split(",") if args.models else list(config.models)
-  bad = sorted(set(models) - set(config.models))
-  if bad:
-    raise SystemExit(f"--models {bad} not in the config's {list(config.models)}.")
-  if args.overrides:
-    axes = select.parse_grid(args.overrides)
-    if any(len(values) != 1 for _, values in axes):
-      raise SystemExit(f"--set {args.overrides!r}: one value per path.")
-    # A config-wide rate or warm-up that a model's own entry overrides would
-    # leave that model's run unchanged: refused, naming the per-model path.
-    select.check_not_shadowed(config, axes, models)
-    config = select.candidates(config, axes)[0][1]
+  config, models = common.with_overrides(config, args.models, args.overrides)
   loop.validate_config(config)
   for name in models:
     before = common.matmul_gflops()

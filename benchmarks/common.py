@@ -98,3 +98,26 @@ def held_out_samples(config_name: str, task_name: str):
   task = loop.build_task(config)
   samples = [(split, *loop.held_out_examples(config, task, split)) for split in ("val", "ood")]
   return config, task, samples
+
+
+def with_overrides(config, models_arg, overrides: str):
+  """(config, models) for a benchmark's --models and --set arguments.
+
+  models_arg: comma-separated model names, or None for the config's models;
+  overrides: 'path=value;path2=value2' with paths as in experiments.select,
+  one value each. A config-wide setting that a model's own entry would shadow
+  is refused (`select.check_not_shadowed`), since that model's run would not
+  change. Exits naming a model or override that is not allowed.
+  """
+  from experiments.pipelines import select  # pylint: disable=g-import-not-at-top
+  models = models_arg.split(",") if models_arg else list(config.models)
+  bad = sorted(set(models) - set(config.models))
+  if bad:
+    raise SystemExit(f"--models {bad} not in the config's {list(config.models)}.")
+  if overrides:
+    axes = select.parse_grid(overrides)
+    if any(len(values) != 1 for _, values in axes):
+      raise SystemExit(f"--set {overrides!r}: one value per path.")
+    select.check_not_shadowed(config, axes, models)
+    config = select.candidates(config, axes)[0][1]
+  return config, models

@@ -129,27 +129,49 @@ def make_objective_fn(model, task, n_examples: int):
   return objective
 
 
+def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int,
+                 train_intents=None):
+  """grad_fn(params, key) -> (grads, metrics): the gradient one training step takes.
+
+  Draws `intents_per_step` training intents uniformly (with replacement) and
+  `examples_per_intent` fresh examples of each from `key`; grads has the
+  structure of params; metrics as `make_objective_fn`'s. Pure, not jitted.
+  Factored out of `make_train_step` so that diagnostics
+  (`benchmarks/grad_noise.py`) measure the very gradient a step follows.
+  """
+  intents = task.train_intents if train_intents is None else tuple(train_intents)
+  feats = jnp.asarray(task.features(intents))
+  params_all = jnp.asarray(task.intent_params(intents))
+  objective = make_objective_fn(model, task, examples_per_intent)
+  value_and_grad = jax.value_and_grad(objective, has_aux=True)
+
+  def grad_fn(params, key):
+    k_int, k_ex = jax.random.split(key)
+    idx = jax.random.randint(k_int, (intents_per_step,), 0, len(intents))
+    (_, metrics), grads = value_and_grad(params, k_ex, feats[idx], params_all[idx])
+    return grads, metrics
+
+  return grad_fn
+
+
 def make_train_step(model, task, optimizer: optax.GradientTransformation, *,
                     intents_per_step: int, examples_per_intent: int,
                     train_intents=None):
   """step(state, key) -> (state, metrics); pure, not jitted (jit/vmap it).
 
   Each step draws `intents_per_step` training intents uniformly (with
-  replacement) and `examples_per_intent` fresh examples of each.
+  replacement) and `examples_per_intent` fresh examples of each
+  (`make_grad_fn`).
   metrics: {"loss": float32[] (the task loss), "accuracy": float32[]} on that
   batch, and "label_loss" for a model with a label readout
   (`make_objective_fn`).
   """
-  intents = task.train_intents if train_intents is None else tuple(train_intents)
-  feats = jnp.asarray(task.features(intents))
-  params_all = jnp.asarray(task.intent_params(intents))
-  objective = make_objective_fn(model, task, examples_per_intent)
-  grad_fn = jax.value_and_grad(objective, has_aux=True)
+  grad_fn = make_grad_fn(model, task, intents_per_step=intents_per_step,
+                         examples_per_intent=examples_per_intent,
+                         train_intents=train_intents)
 
   def step(state: TrainState, key):
-    k_int, k_ex = jax.random.split(key)
-    idx = jax.random.randint(k_int, (intents_per_step,), 0, len(intents))
-    (_, metrics), grads = grad_fn(state.params, k_ex, feats[idx], params_all[idx])
+    grads, metrics = grad_fn(state.params, key)
     updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     return TrainState(params, opt_state, state.step + 1), metrics
