@@ -58,3 +58,19 @@ def test_results_md_names_every_active_refinement(tmp_path):
   assert ("before they were scored (`train.refine`; the in-context model is never refined): "
           "meta_gnn: the intent searched over the readout's 3 best families (parameters +-1) "
           "on the support pairs.\n") in md
+
+
+def test_addmod_results_md_has_a_column_per_ood_prime():
+  results = {
+      "task": "addmod", "intents": {"train": ["p=5"], "val": [], "ood": ["p=23", "p=89"]},
+      "models": {"meta_gnn": {
+          "num_params": 10, "seeds": [0, 1], "id": {"p=5": [1.0, 1.0]}, "val": {},
+          "ood": {"p=23": [0.9, 0.7], "p=89": [0.5, 0.1]},
+          "id_mean": [1.0, 1.0], "val_mean": [], "ood_mean": [0.7, 0.4]}},
+      "heuristics": {"a + b": {"ood": {"p=23": 0.5, "p=89": 0.25}, "ood_mean": 0.375}}}
+  md = results_lib.markdown_table(results, tasks.get("addmod"))
+  block = md.split("OOD per intent (mean ± std over seeds):\n\n")[1].splitlines()
+  assert block[0] == "| model | p=23 | p=89 |"
+  assert block[2] == "| meta_gnn | 0.800 ± 0.100 | 0.300 ± 0.200 |"
+  assert block[3] == "| heuristic: a + b | 0.500 | 0.250 |"
+  assert results_lib.intent_table(results, "val") == ""

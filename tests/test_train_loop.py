@@ -50,6 +50,9 @@ def test_end_to_end_writes_every_output(full_run):
   assert all(np.isfinite(l["loss"]) and l["steps_per_s"] > 0 for l in lines)
   table = open(os.path.join(workdir, "results.md")).read()
   assert "OOD max over seeds" in table and "OOD of val-selected seed" in table
+  a, b = (np.asarray(m["ood"][i]) for i in ("n=4", "n=8"))
+  assert (f"| meta_gnn | {a.mean():.3f} ± {a.std():.3f} | {b.mean():.3f} ± {b.std():.3f} |"
+          in table.split("OOD per intent")[1])
   # The one-line baseline, on the same held-out examples, in both files.
   config = _config()
   want = loop.evaluate_heuristics(config, loop.build_task(config))

@@ -62,6 +62,26 @@ def family_table(results: dict[str, Any]) -> str:
   return "\n".join(lines)
 
 
+def intent_table(results: dict[str, Any], split: str = "ood") -> str:
+  """Markdown: one row per model and heuristic, one column per intent of
+  `split` ("id", "val" or "ood"); a model's cell is 'mean ± std' over seeds, a
+  heuristic's its one figure. "" when the split has no intents."""
+  if split not in SPLIT_NAMES:
+    raise ValueError(f"split {split!r} unknown; allowed: {list(SPLIT_NAMES)}.")
+  intents = results["intents"]["train" if split == "id" else split]
+  if not intents:
+    return ""
+  lines = ["| model | " + " | ".join(intents) + " |", "|" + "---|" * (len(intents) + 1)]
+  for name, m in results["models"].items():
+    lines.append(f"| {name} | " + " | ".join(_ms(m[split][i]) if i in m.get(split, {})
+                                              else "–" for i in intents) + " |")
+  for name, h in (results.get("heuristics") or {}).items():
+    per_intent = h.get(split) or {}
+    lines.append(f"| heuristic: {name} | " + " | ".join(
+        f"{per_intent[i]:.3f}" if i in per_intent else "–" for i in intents) + " |")
+  return "\n".join(lines)
+
+
 def summary_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
   """Per model: ID/validation/OOD mean and std over seeds, OOD max, OOD of the
   seed that validation selects (None without validation intents)."""
@@ -105,6 +125,12 @@ def markdown_table(results: dict[str, Any], task=None) -> str:
   if task is not None and task.name == "arc1d":
     lines += ["", "Per family (per seed the mean over the family's intents of that "
               "split; mean ± std over seeds):", "", family_table(results)]
+  elif (results.get("intents") or {}).get("ood"):
+    # Tasks with a handful of OOD intents (SUMFIRST's n, ADDMOD's primes): the
+    # mean hides which intents fail (ADDMOD's largest primes, farthest from the
+    # training ones), so each gets a column.
+    lines += ["", "OOD per intent (mean ± std over seeds):", "",
+              intent_table(results, "ood")]
   return "\n".join(lines)
 
 
