@@ -25,7 +25,9 @@ and training seconds per row): ID / val / OOD mean ± std
   meta_gmlp (8e-3; 3d362f5, 297 s)               0.914 / 0.640 / 0.579 ± 0.122
   meta_gnn (Muon 2e-3, warm-up 1,000; 37abfbc,   0.990 / 0.720 / 0.667 ± 0.098
     632 s; LAMB at 2e-3 before it: 0.940 / 0.699 / 0.630 ± 0.089; `addmod.py`
-    now sets a 500-step warm-up, chosen after this row, not yet re-read)
+    now sets a 500-step warm-up, chosen after this row; with it, seeds 0-4
+    of `addmod_table_cpu.py`'s run read 0.991 / 0.679 / 0.650 ± 0.135 on a
+    2-core AMD EPYC, a host on which the direct row's seeds read 0.456)
   meta_gnn@library (3e-4; 228414b, 657 s)        0.628 / 0.219 / 0.252 ± 0.073
 
 and the one-line heuristics on the same held-out examples: "a + b, never
