@@ -153,9 +153,9 @@ def main():
                   help="config overrides 'path=value;path2=value2' (experiments.select paths)")
   args = ap.parse_args()
   config = importlib.import_module(f"experiments.configs.{args.task}").get_config()
+  config, models = common.with_overrides(config, args.models, args.overrides)
   if args.at[-1] > config.steps:
     raise SystemExit(f"--at {args.at[-1]} is past the config's {config.steps} steps.")
-  config, models = common.with_overrides(config, args.models, args.overrides)
   loop.validate_config(config)
   task = loop.build_task(config)
   for name in models:

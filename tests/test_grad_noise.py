@@ -68,3 +68,15 @@ def test_probe_trains_to_each_step_and_reads_its_gradient():
   assert records[1]["loss"] < records[0]["loss"]
   assert set(records[0]["module_norms"]) == {"net/Dense_0", "net/Dense_1", "net/Dense_2",
                                              "head"}
+
+
+def test_a_probe_past_the_schedule_is_refused_before_training():
+  import subprocess  # pylint: disable=g-import-not-at-top
+  r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "grad_noise.py"),
+                      "--task", "addmod", "--models", "meta_mlp", "--at", "0,3000",
+                      "--set", "steps=2500"],
+                     cwd=ROOT, capture_output=True, text=True, timeout=300,
+                     env={**os.environ, "PYTHONPATH": ROOT})
+  assert r.returncode != 0
+  assert "--at 3000 is past the config's 2500 steps." in r.stderr
+  assert r.stdout == ""

@@ -127,8 +127,7 @@ def markdown_table(results: dict[str, Any], task=None) -> str:
               "split; mean ± std over seeds):", "", family_table(results)]
   elif (results.get("intents") or {}).get("ood"):
     # Tasks with a handful of OOD intents (SUMFIRST's n, ADDMOD's primes): the
-    # mean hides which intents fail (ADDMOD's largest primes, farthest from the
-    # training ones), so each gets a column.
+    # mean over them hides which intents fail, so each gets a column.
     lines += ["", "OOD per intent (mean ± std over seeds):", "",
               intent_table(results, "ood")]
   return "\n".join(lines)
