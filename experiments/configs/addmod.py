@@ -116,8 +116,17 @@ LEARNING_RATES = {"meta_gnn": 2e-3, "meta_gmlp": 8e-3, "meta_mlp": 8e-3, "direct
 # 0.165, 0.993 / 0.890 ± 0.095, 0.998 / 0.904 ± 0.084, 0.999 / 0.889 ± 0.081,
 # against Adam's 0.997 / 0.888 ± 0.098 at 2e-3): a margin of 0.016, a sixth of
 # a seed std, adopted by the select's rule; its training curve is Adam's to a
-# hundredth. Meta-gMLP and the direct model have not been offered Muon.
-OPTIMIZERS = {"meta_gnn": "muon", "meta_mlp": "muon"}
+# hundredth.
+# Meta-gMLP's optimizer, Muon at 8e-3 instead of Adam at 8e-3 (its rate
+# above), chosen on the validation primes by
+#   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
+#     --models=meta_gmlp --grid="optimizer_by_model.meta_gmlp=muon;learning_rates.meta_gmlp=4e-3,8e-3"
+# and the same with `=1.6e-2` (fifty-sixth session, on a 2-core AMD EPYC; ID /
+# val 0.792 / 0.442 ± 0.228 at 4e-3, 0.955 / 0.721 ± 0.128 at 8e-3, 0.967 /
+# 0.643 ± 0.097 at 1.6e-2, against Adam's 0.908 / 0.616 at 8e-3 on the same host, seeds
+# 0-4 of `addmod_table_cpu.py`'s run, and 0.914 / 0.640 on the Xeon of its
+# select). The direct model has not been offered Muon.
+OPTIMIZERS = {"meta_gnn": "muon", "meta_mlp": "muon", "meta_gmlp": "muon"}
 # Task-specific too: Meta-GNN's cosine warm-up, 500 steps since Muon (end of
 # this comment); before it 1,000 steps instead of the config-wide
 # min(200, steps // 10), chosen on the validation primes with the
