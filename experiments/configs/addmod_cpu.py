@@ -23,6 +23,8 @@ and training seconds per row): ID / val / OOD mean ± std
   meta_mlp (Muon 8e-3; 37abfbc, 133 s)           0.998 / 0.904 / 0.801 ± 0.070
     (Adam at 2e-3 before it: 0.997 / 0.888 / 0.803 ± 0.048)
   meta_gmlp (8e-3; 3d362f5, 297 s)               0.914 / 0.640 / 0.579 ± 0.122
+    (Adam; Muon at 8e-3 since, chosen on val 0.721, 10-seed row in
+    `addmod_table_cpu.py`)
   meta_gnn (Muon 2e-3, warm-up 1,000; 37abfbc,   0.990 / 0.720 / 0.667 ± 0.098
     632 s; LAMB at 2e-3 before it: 0.940 / 0.699 / 0.630 ± 0.089; `addmod.py`
     now sets a 500-step warm-up, chosen after this row; with it, seeds 0-4

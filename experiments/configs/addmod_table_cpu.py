@@ -30,11 +30,16 @@ minutes in row order): ID / val / OOD mean ± std over 10 seeds
 Issue 22's targets (Meta-MLP >= 0.93, Meta-GNN >= 0.90 and within 0.02 of
 it) are missed. In item 3's runs validation accuracy was still rising at the
 last step (the schedule decays there), so longer runs may read higher; the paper's
-20,000 steps are `addmod.py`, a GPU job. Seeds 0-4 train exactly as in
-`addmod_cpu.py` on the same host (each seed draws its own keys and data,
-however many seeds a run trains); on another host the rounding of XLA's CPU
-kernels differs and the rows move (direct's seeds 0-4: 0.456 here, 0.586 on the
-Intel Xeon of `addmod_cpu.py`'s rows). README, "ADDMOD at the paper's 10 seeds,
+20,000 steps are `addmod.py`, a GPU job. Seeds 0-4 draw the keys and data of
+`addmod_cpu.py`'s seeds (each seed draws its own, however many seeds a run
+trains), but the rounding of XLA's CPU kernels depends on the host and on the
+program's shape, and models trained near their stability edge move with it
+(direct's seeds 0-4: 0.456 here, 0.586 on the Intel Xeon of `addmod_cpu.py`'s
+rows; Meta-gMLP with Muon, val 0.683 on seeds 0-4 of a 10-seed run against 0.721
+in its 5-seed select on this host). Meta-gMLP has since moved to Muon at 8e-3
+(`addmod.py`): its row with it, a run of this command with
+--config.models="('meta_gmlp',)" (commit d3dc50e, 590 s of training), reads
+0.948 / 0.668 / 0.574 ± 0.134. README, "ADDMOD at the paper's 10 seeds,
 on the CPU", has the per-prime table and the clock of this run.
 """
 
