@@ -67,17 +67,21 @@ def gradient_statistics(grads_K, max_norm: float) -> dict:
   k = leaves[0][1].shape[0]
   if k < 2:
     raise ValueError(f"grads_K holds {k} gradient(s); the noise needs at least 2.")
-  flat_KxN = np.concatenate([np.asarray(g, np.float64).reshape(k, -1) for _, g in leaves],
-                            axis=1)
+  # One [K, N] matrix for the global statistics; each leaf's column range
+  # gives its module's share of the mean, so nothing is converted twice.
+  flat = [np.asarray(g, np.float64).reshape(k, -1) for _, g in leaves]
+  flat_KxN = np.concatenate(flat, axis=1)
   norms_K = np.linalg.norm(flat_KxN, axis=1)
   mean_N = flat_KxN.mean(0)
   signal = float(np.sum(mean_N ** 2))
   noise = float(np.mean(np.sum((flat_KxN - mean_N) ** 2, axis=1)))
   modules: dict[str, float] = {}
-  for path, g in leaves:
+  start = 0
+  for (path, _), g_KxM in zip(leaves, flat):
+    end = start + g_KxM.shape[1]
     name = _module_name(path)
-    modules[name] = modules.get(name, 0.0) + float(np.sum(np.asarray(g, np.float64)
-                                                          .mean(0) ** 2))
+    modules[name] = modules.get(name, 0.0) + float(np.sum(mean_N[start:end] ** 2))
+    start = end
   return {"mean_grad_norm": float(norms_K.mean()),
           "clip_fraction": float(np.mean(norms_K > max_norm)),
           "norm_of_mean": signal ** 0.5,
