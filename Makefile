@@ -24,12 +24,14 @@ run: $(STAMP)
 
 # The tests run on one pytest-xdist worker per core (compilation, which
 # dominates small tests, is single-threaded); TEST_WORKERS=0 runs them serially.
+# The 20 slowest tests are listed at the end of each run, so a test that pushes
+# `make test` past its 15-minute budget on CI's 2 cores shows where it is.
 TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile tests
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile --durations=20 tests
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow -n $(TEST_WORKERS) --dist loadfile tests
+	$(PY) -m pytest -q -m slow -n $(TEST_WORKERS) --dist loadfile --durations=20 tests
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_execute.py

@@ -349,8 +349,13 @@ def _marked(task, mark, level):
   return Marked
 
 
-@pytest.mark.parametrize("gate,search", [("support_wrong", 0), ("held_out", 0),
-                                         ("support_wrong", 3)])
+# One variant in the fast suite: the batching of the sets a gate may change
+# is the same code for every gate and search, so the other two variants,
+# each about a minute on two cores, run in `make test-slow`.
+@pytest.mark.parametrize("gate,search", [
+    ("support_wrong", 0),
+    pytest.param("held_out", 0, marks=pytest.mark.slow),
+    pytest.param("support_wrong", 3, marks=pytest.mark.slow)])
 def test_steps_run_only_on_the_sets_the_gate_may_change(tiny_readout, gate, search):
   task, model, params, support = tiny_readout
   # Eight sets: the four drawn and the same with their pairs' order reversed;
