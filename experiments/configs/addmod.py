@@ -170,8 +170,10 @@ OPTIMIZERS = {"meta_gnn": "muon", "meta_mlp": "muon", "meta_gmlp": "muon"}
 # the setting as configured, and 0.990 / 0.682 ± 0.130 at (500, 4e-3)): the
 # configured setting stays. The intent basis at the decoders
 # (`model_configs.meta_gnn.decoder_film=64`), which had lost under Adam, lost
-# again with Muon on the same host (ID / val 0.962 / 0.727 ± 0.113; BUILD_NOTES.md
-# "Meta-GNN's warm-up and rate re-checked with Muon").
+# again with Muon on the same host (ID / val 0.962 / 0.727 ± 0.113), and so did
+# `model_configs.meta_gnn.intent_input=balanced` (0.981 / 0.644 ± 0.145), each
+# by its own select with that grid (BUILD_NOTES.md "Meta-GNN's warm-up and
+# rate re-checked with Muon").
 WARMUP_STEPS = {"meta_gnn": 500}
 TASK_SPECIFIC_META_GNN = ("learning_rates", "warmup_steps_by_model", "optimizer_by_model")
 
