@@ -12,8 +12,9 @@ Why 2,500 steps: it is what item 3's benchmark shows Meta-MLP and Meta-GNN need
 to fit the training primes (`python benchmarks/bench_tta.py --task addmod
 --models meta_mlp,meta_gnn --seeds 10 --steps 2500`: seed-mean ID exact match
 0.95 at 1,750 and 2,250 steps with Muon, Meta-GNN with its earlier 1,000-step
-warm-up; with 500 it read 0.941 at 2,000, where that run was stopped), and the most that fits the issue's
-2-hour wall for all five rows.
+warm-up; with the 500-step warm-up it now has, 2,000 steps against Meta-MLP's
+1,750, on a 2-core AMD EPYC), and the most that fits the issue's 2-hour wall
+for all five rows.
 
 Measured with the settings as they stand (commit 2ee9db8, 2-core AMD EPYC
 AVX-512, 2026-12-06 20:38-22:37 UTC, 1 h 59 min wall, with a `nice 19`
