@@ -8,7 +8,8 @@
 Meant for a GPU: not run at this length. On the 2-core CPU 5 seeds x 20,000
 steps would take about 4 hours each for the direct model and Meta-GNN (1.4 and
 1.5 steps/s). It inherits `addmod.py`'s settings, chosen at depth 1 on the
-validation primes (Meta-GNN Muon at 2e-3 with a 500-step warm-up, Meta-MLP
+validation primes (Meta-GNN Muon at 2e-3 with a 500-step warm-up and the
+intent's FiLM gain, Meta-MLP
 Muon at 8e-3, Meta-gMLP 8e-3, direct 4e-3). `addmod_deep_cpu.py`, this target
 at 2,500 steps, ran with the settings before Muon (Meta-GNN LAMB at 2e-3,
 Meta-MLP Adam at 2e-3; its docstring; README, "Targets beyond the paper's"):
@@ -30,7 +31,9 @@ MODEL_CONFIGS = {
     "direct": {"d_model": 152},
     "meta_mlp": {"hidden": 44},
     "meta_gmlp": {"hidden": 4},
-    "meta_gnn": {"d": 18},
+    # d = 17 with `addmod.py`'s intent_film (391,071 parameters; 18 was the
+    # match without it).
+    "meta_gnn": {"d": 17},
 }
 
 

@@ -16,8 +16,8 @@ row at both depths. At 5 seeds it is the costliest model (1.4 steps/s,
 Measured with the settings before Muon, inherited from `addmod.py` and
 chosen at depth 1 on the validation primes (Meta-GNN LAMB at 2e-3 with a
 1,000-step warm-up, Meta-MLP Adam at 2e-3, Meta-gMLP 8e-3; since the
-fifty-fifth session `addmod.py` gives Meta-GNN and Meta-MLP Muon, not yet
-run at depth 2): commit c4613c6's code,
+fifty-fifth session `addmod.py` gives Meta-GNN and Meta-MLP Muon, and since
+the fifty-eighth Meta-GNN the intent's FiLM gain, not yet run at depth 2): commit c4613c6's code,
 2-core Intel Xeon AVX-512, 2026-12-06 14:19-14:38 UTC, 19 min wall for the
 three, Meta-GNN re-run alone after LAMB was chosen (`--config.models=
 "('meta_gnn',)"`, commit 5d9d7d1, 887 s of training). ID / val / OOD mean ± std
