@@ -57,6 +57,9 @@ MODEL_CONFIGS = {
     # 0.717 ± 0.117 there. Under Adam at 3e-4 (fifteenth session) intent_film
     # had lost (BUILD_NOTES.md "One Meta-GNN recipe"); 1D-ARC and SUMFIRST
     # have not been offered it with their settings, so the recipe keeps it off.
+    # OOD, read once after, in `addmod_table_cpu.py`'s 10-seed protocol: 0.709 ±
+    # 0.074 against 0.707 ± 0.117 before (BUILD_NOTES.md "The intent's FiLM
+    # gain for ADDMOD's Meta-GNN").
     "meta_gnn": {"d": 21, "intent_film": True},
     # The library recipe at the matched width, beside the task-specific options.
     "meta_gnn@library": {"d": 22},

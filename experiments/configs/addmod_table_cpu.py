@@ -40,7 +40,10 @@ rows; Meta-gMLP with Muon, val 0.683 on seeds 0-4 of a 10-seed run against 0.721
 in its 5-seed select on this host). Meta-gMLP has since moved to Muon at 8e-3
 (`addmod.py`): its row with it, a run of this command with
 --config.models="('meta_gmlp',)" (commit d3dc50e, 590 s of training), reads
-0.948 / 0.668 / 0.574 ± 0.134. README, "ADDMOD at the paper's 10 seeds,
+0.948 / 0.668 / 0.574 ± 0.134. Meta-GNN has since taken the intent's FiLM
+gain (`addmod.py`, d = 21): its row with it, --config.models="('meta_gnn',)"
+(commit d7f1cc6, 2026-12-07, 1,844 s of training with a `nice 19` select
+beside it), reads 0.965 / 0.782 / 0.709 ± 0.074. README, "ADDMOD at the paper's 10 seeds,
 on the CPU", has the per-prime table and the clock of this run.
 """
 

@@ -273,8 +273,10 @@ def build(spec, intent_dim, config, graph=None):
   of through shared structure (BUILD_NOTES.md, "One Meta-GNN recipe").
   config.intent_film (default False) multiplies the encoders' first layer
   by a group-tied gain (1 + u W_g), zero at init (`grouped.GroupedIntentEncoder`);
-  on ADDMOD's validation primes it did not beat the additive layer
-  (BUILD_NOTES.md, "One Meta-GNN recipe").
+  with Adam at the recipe's rate it did not beat the additive layer on ADDMOD's
+  validation primes, with Muon it did, so `addmod.py` sets it and the recipe,
+  not yet checked on the other tasks, does not (BUILD_NOTES.md, "One Meta-GNN
+  recipe", "The intent's FiLM gain for ADDMOD's Meta-GNN").
   config.base_program (default False) adds a learned intent-independent
   θ_base, zero at init, to the generated θ (`base.Hypernetwork`).
   config.decoder_film (default 0) = H > 0 multiplies the decoders' hidden
