@@ -146,7 +146,12 @@ LEARNING_RATES = {"meta_gnn": 2e-3, "meta_gmlp": 8e-3, "meta_mlp": 8e-3, "direct
 # val 0.792 / 0.442 ± 0.228 at 4e-3, 0.955 / 0.721 ± 0.128 at 8e-3, 0.967 /
 # 0.643 ± 0.097 at 1.6e-2, against Adam's 0.908 / 0.616 at 8e-3 on the same host, seeds
 # 0-4 of `addmod_table_cpu.py`'s run, and 0.914 / 0.640 on the Xeon of its
-# select). The direct model has not been offered Muon.
+# select). The direct model offered Muon by
+#   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
+#     --models=direct --grid="optimizer_by_model.direct=muon;learning_rates.direct=4e-3,8e-3"
+# (fifty-eighth session, AMD EPYC; ID / val 1.000 / 0.577 ± 0.066 at 4e-3, 1.000 / 0.514 ± 0.008 at 8e-3):
+# not chosen yet, since its Adam row (0.631 on the Xeon of its select) has not
+# been re-run on that host (`--grid="learning_rates.direct=4e-3"`).
 OPTIMIZERS = {"meta_gnn": "muon", "meta_mlp": "muon", "meta_gmlp": "muon"}
 # Task-specific too: Meta-GNN's cosine warm-up, 500 steps since Muon (end of
 # this comment); before it 1,000 steps instead of the config-wide
