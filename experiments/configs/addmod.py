@@ -157,6 +157,8 @@ LEARNING_RATES = {"meta_gnn": 2e-3, "meta_gmlp": 8e-3, "meta_mlp": 8e-3, "direct
 # (fifty-ninth session; ID / val 0.847 / 0.529 ± 0.075; 0.886 / 0.631 on the
 # Xeon of its first select): Muon at 4e-3 is chosen, a margin of 0.048 (ahead
 # on 4 of 5 seeds) and the only direct row that fits the training primes.
+# OOD, read once after, in `addmod_table_cpu.py`'s 10-seed protocol: 0.562 ±
+# 0.025 (Adam there: 0.451 ± 0.127).
 OPTIMIZERS = {"meta_gnn": "muon", "meta_mlp": "muon", "meta_gmlp": "muon", "direct": "muon"}
 # Task-specific too: Meta-GNN's cosine warm-up, 500 steps since Muon (end of
 # this comment); before it 1,000 steps instead of the config-wide

@@ -20,6 +20,8 @@ Measured with the settings as they stand (2-core Intel Xeon AVX-512,
 and training seconds per row): ID / val / OOD mean ± std
 
   direct (4e-3; 3525f7b, 1,455 s, cores shared)  0.886 / 0.631 / 0.586 ± 0.113
+    (Adam; Muon at 4e-3 since, chosen on val 0.577 against Adam's 0.529 on
+    an AMD EPYC, 10-seed row in `addmod_table_cpu.py`)
   meta_mlp (Muon 8e-3; 37abfbc, 133 s)           0.998 / 0.904 / 0.801 ± 0.070
     (Adam at 2e-3 before it: 0.997 / 0.888 / 0.803 ± 0.048)
   meta_gmlp (8e-3; 3d362f5, 297 s)               0.914 / 0.640 / 0.579 ± 0.122

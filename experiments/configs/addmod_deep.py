@@ -10,9 +10,10 @@ steps would take about 4 hours each for the direct model and Meta-GNN (1.4 and
 1.5 steps/s). It inherits `addmod.py`'s settings, chosen at depth 1 on the
 validation primes (Meta-GNN Muon at 2e-3 with a 500-step warm-up and the
 intent's FiLM gain, Meta-MLP
-Muon at 8e-3, Meta-gMLP 8e-3, direct 4e-3). `addmod_deep_cpu.py`, this target
-at 2,500 steps, ran with the settings before Muon (Meta-GNN LAMB at 2e-3,
-Meta-MLP Adam at 2e-3; its docstring; README, "Targets beyond the paper's"):
+Muon at 8e-3, Meta-gMLP Muon at 8e-3, direct Muon at 4e-3). `addmod_deep_cpu.py`,
+this target at 2,500 steps, ran with the settings before Muon (Meta-GNN LAMB at
+2e-3, Meta-MLP Adam at 2e-3, Meta-gMLP and direct Adam; its docstring; README,
+"Targets beyond the paper's"):
 OOD Meta-MLP 0.747 ± 0.102, Meta-gMLP 0.619 ± 0.107, Meta-GNN 0.645 ± 0.080;
 it has not been re-run with Muon. Its runs at earlier settings are in BUILD_NOTES.md ("ADDMOD at
 depth 1 and 2 on the CPU" and the sections after it).

@@ -43,7 +43,10 @@ in its 5-seed select on this host). Meta-gMLP has since moved to Muon at 8e-3
 0.948 / 0.668 / 0.574 ± 0.134. Meta-GNN has since taken the intent's FiLM
 gain (`addmod.py`, d = 21): its row with it, --config.models="('meta_gnn',)"
 (commit d7f1cc6, 2026-12-07, 1,844 s of training with a `nice 19` select
-beside it), reads 0.965 / 0.782 / 0.709 ± 0.074. README, "ADDMOD at the paper's 10 seeds,
+beside it), reads 0.965 / 0.782 / 0.709 ± 0.074. The direct model has since
+moved to Muon at 4e-3 (`addmod.py`): its row with it, --config.models="('direct',)"
+(commit 4ffb7c1, 2026-12-07, 2,995 s of training alone), reads 1.000 / 0.566 /
+0.562 ± 0.025. README, "ADDMOD at the paper's 10 seeds,
 on the CPU", has the per-prime table and the clock of this run.
 """
 
