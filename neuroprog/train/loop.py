@@ -152,6 +152,11 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "steps": 1000,
     "intents_per_step": 8,
     "examples_per_intent": 64,
+    # Label intents: each drawn training intent's features, as the model reads
+    # them, moved a fraction U(0, intent_jitter) of the way to a neighbouring
+    # training intent, its examples unchanged (`train.step.make_grad_fn`).
+    # 0: off; at most 0.5.
+    "intent_jitter": 0.0,
     "eval_examples": 512,
     "eval_seed": 12345,
     "log_every": 100,
@@ -202,7 +207,7 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_steps", "refine_learning_rate", "refine_target",
                         "refine_gate", "refine_by_model", "refine_search_families",
                         "refine_search_radius", "warmup_steps", "warmup_steps_by_model",
-                        "optimizer", "optimizer_by_model")}
+                        "optimizer", "optimizer_by_model", "intent_jitter")}
 # Model options added after workdirs with that model existed, {base model:
 # {option: the behaviour before the option}}: a stored model config without
 # the option ran exactly as one holding that value. It is the option's first
@@ -337,6 +342,11 @@ def validate_config(config) -> None:
                        "0, or config.intent='examples'.")
     if refinement.search_families:
       _check_search(config, task, refinement, name)
+  jitter = step_lib.check_intent_jitter(_get(config, "intent_jitter"), "config.intent_jitter")
+  if jitter and kind != "label":
+    raise ValueError(f"config.intent_jitter={jitter} moves the intent features the models "
+                     f"read; with config.intent={kind!r} they read example pairs instead. "
+                     "Allowed: 0, or config.intent='label'.")
   scope = _get(config, "grad_clip_scope")
   if scope not in GRAD_CLIP_SCOPES:
     raise ValueError(f"config.grad_clip_scope={scope!r}; allowed: {list(GRAD_CLIP_SCOPES)}.")
@@ -617,7 +627,8 @@ class Trainer:
         jax.vmap(jax.random.key)(jnp.asarray(self.seeds)), self.mesh)
     step = step_lib.make_train_step(
         self.model, task, self.opt, intents_per_step=_get(config, "intents_per_step"),
-        examples_per_intent=_get(config, "examples_per_intent"))
+        examples_per_intent=_get(config, "examples_per_intent"),
+        intent_jitter=_get(config, "intent_jitter"))
     step_S = jax.vmap(step)
 
     def seeds_step(state_S, i):

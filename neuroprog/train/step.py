@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from neuroprog import intents as intents_lib
@@ -129,8 +130,52 @@ def make_objective_fn(model, task, n_examples: int):
   return objective
 
 
+# Neighbours each training intent may be jittered towards (`make_grad_fn`'s
+# intent_jitter): on a one-parameter family, the intents either side.
+JITTER_NEIGHBOURS = 2
+MAX_INTENT_JITTER = 0.5
+
+
+def intent_neighbours(feats_IxF, k: int = JITTER_NEIGHBOURS) -> np.ndarray:
+  """int32[I, min(k, I - 1)]: each intent's nearest other intents, by Euclidean
+  distance between features standardized per column over the I intents (a
+  feature that is constant over them counts with unit scale). Host-side numpy;
+  ties go to the lower index."""
+  f = np.asarray(feats_IxF, np.float64)
+  if f.ndim != 2 or f.shape[0] < 2:
+    raise ValueError(f"intent_neighbours needs features [I, F] of at least 2 intents; "
+                     f"got shape {f.shape}.")
+  std = f.std(0)
+  z = (f - f.mean(0)) / np.where(std > 0, std, 1.0)
+  dist = ((z[:, None, :] - z[None, :, :]) ** 2).sum(-1)
+  np.fill_diagonal(dist, np.inf)
+  return np.argsort(dist, axis=1, kind="stable")[:, :min(k, f.shape[0] - 1)].astype(np.int32)
+
+
+def jittered_features(key, feats_IxF, neighbours_IxK, idx_B, jitter: float):
+  """float32[B, F]: the features of intents idx_B, each moved a fraction
+  lam ~ U(0, jitter) of the way towards one of its neighbours (uniform among
+  the K of neighbours_IxK). Jittable; jitter is a Python float."""
+  k_nbr, k_lam = jax.random.split(key)
+  pick = jax.random.randint(k_nbr, idx_B.shape, 0, neighbours_IxK.shape[1])
+  other = neighbours_IxK[idx_B, pick]
+  lam = jax.random.uniform(k_lam, idx_B.shape + (1,), maxval=jitter)
+  return feats_IxF[idx_B] + lam * (feats_IxF[other] - feats_IxF[idx_B])
+
+
+def check_intent_jitter(jitter, name: str = "intent_jitter") -> float:
+  """jitter as a float; ValueError unless 0 <= jitter <= MAX_INTENT_JITTER."""
+  if isinstance(jitter, bool) or not isinstance(jitter, (int, float)) \
+      or not 0.0 <= float(jitter) <= MAX_INTENT_JITTER:
+    raise ValueError(f"{name}={jitter!r}; allowed: a number in 0..{MAX_INTENT_JITTER} "
+                     "(the fraction of the way to a neighbouring training intent; 0: off, "
+                     f"{MAX_INTENT_JITTER}: halfway, where the neighbour's own program is "
+                     "as near).")
+  return float(jitter)
+
+
 def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int,
-                 train_intents=None):
+                 train_intents=None, intent_jitter: float = 0.0):
   """grad_fn(params, key) -> (grads, metrics): the gradient one training step takes.
 
   Draws `intents_per_step` training intents uniformly (with replacement) and
@@ -138,17 +183,35 @@ def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int
   structure of params; metrics as `make_objective_fn`'s. Pure, not jitted.
   Factored out of `make_train_step` so that diagnostics
   (`benchmarks/grad_noise.py`) measure the very gradient a step follows.
+
+  intent_jitter: with j > 0, the model reads each drawn intent's features
+  moved a fraction U(0, j) of the way to one of its JITTER_NEIGHBOURS nearest
+  training intents (`jittered_features`), while its examples and labels stay
+  the drawn intent's. The program must then hold over a stretch of feature
+  space around each intent, which a solution whose weights swing between
+  neighbouring intents cannot do (an ADDMOD embedding at a frequency that
+  grows with p) and one that varies slowly can. Label intents only: a model
+  that reads example intents never sees the features.
   """
   intents = task.train_intents if train_intents is None else tuple(train_intents)
   feats = jnp.asarray(task.features(intents))
   params_all = jnp.asarray(task.intent_params(intents))
   objective = make_objective_fn(model, task, examples_per_intent)
   value_and_grad = jax.value_and_grad(objective, has_aux=True)
+  jitter = check_intent_jitter(intent_jitter)
+  if jitter and shots_of(model):
+    raise ValueError(f"intent_jitter={jitter} moves the intent features a model reads; "
+                     "this model reads example intents instead. Allowed: 0.")
+  neighbours = jnp.asarray(intent_neighbours(feats)) if jitter else None
 
   def grad_fn(params, key):
     k_int, k_ex = jax.random.split(key)
     idx = jax.random.randint(k_int, (intents_per_step,), 0, len(intents))
-    (_, metrics), grads = value_and_grad(params, k_ex, feats[idx], params_all[idx])
+    # The jitter's randomness is folded from k_int, so that with jitter 0 a
+    # step draws exactly the batch it drew before the option existed.
+    u = (jittered_features(jax.random.fold_in(k_int, 1), feats, neighbours, idx, jitter)
+         if jitter else feats[idx])
+    (_, metrics), grads = value_and_grad(params, k_ex, u, params_all[idx])
     return grads, metrics
 
   return grad_fn
@@ -156,19 +219,19 @@ def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int
 
 def make_train_step(model, task, optimizer: optax.GradientTransformation, *,
                     intents_per_step: int, examples_per_intent: int,
-                    train_intents=None):
+                    train_intents=None, intent_jitter: float = 0.0):
   """step(state, key) -> (state, metrics); pure, not jitted (jit/vmap it).
 
   Each step draws `intents_per_step` training intents uniformly (with
   replacement) and `examples_per_intent` fresh examples of each
-  (`make_grad_fn`).
+  (`make_grad_fn`), their features jittered by intent_jitter (there).
   metrics: {"loss": float32[] (the task loss), "accuracy": float32[]} on that
   batch, and "label_loss" for a model with a label readout
   (`make_objective_fn`).
   """
   grad_fn = make_grad_fn(model, task, intents_per_step=intents_per_step,
                          examples_per_intent=examples_per_intent,
-                         train_intents=train_intents)
+                         train_intents=train_intents, intent_jitter=intent_jitter)
 
   def step(state: TrainState, key):
     grads, metrics = grad_fn(state.params, key)
