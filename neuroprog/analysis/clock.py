@@ -9,6 +9,9 @@ values 0..96 and "="; D = d_model):
 * `global_trajectory({p: W_E(p)}, ood=...)`: flatten every W_E(p), PCA across
   primes, and fit PC_j(p) = a * cos(b / p + c) (and a polynomial in 1/p) on the
   training primes; R^2 on training, OOD and all primes.
+* `frequency_power(W_E, p)`: the share of W_E(p)'s power at each frequency of
+  the token axis (which clock frequencies a program uses, and whether they
+  move with p).
 * `closed_form_program(fit, thetas, task)`: rebuild W_E(p) from the mean, the
   top principal directions and their fitted closed forms, put it into the
   synthesized θ(p), and measure exact match on all p^2 pairs (a, b).
@@ -173,6 +176,26 @@ def embedding_pca(W_E, p: int, k: int = 2) -> ClockFit:
   return ClockFit(points=pts, explained_variance=ratio, frequency=int(best[1]),
                   score=best[0], r2=float(r2), orientation=int(best[2]),
                   centre=centre, radius=radius)
+
+
+def frequency_power(W_E, p: int) -> np.ndarray:
+  """float64[(p - 1) // 2]: the share of the embedding power of tokens 0..p-1
+  at each frequency k = 1..(p-1)//2 of the token axis (entry k - 1), summed
+  over the D columns; the shares add to 1.
+
+  The rows' mean over tokens is removed first (frequency 0); k and p - k carry
+  the same power for real rows, so each k counts once. A clock at frequency f
+  puts its power at k = f; k = (p - 1) / 2 is the row pattern (-1)^a cos(pi a
+  / p), a sign flip on every token times a half-turn over the p tokens.
+  """
+  w = np.asarray(W_E, np.float64)
+  if w.ndim != 2 or not isinstance(p, (int, np.integer)) or not 3 <= p <= w.shape[0]:
+    raise ValueError(f"frequency_power needs W_E [V, D] and an int p in 3..V; got shape "
+                     f"{w.shape} and p={p!r}.")
+  rows = w[:p] - w[:p].mean(0)
+  power = (np.abs(np.fft.fft(rows, axis=0)[1:(p - 1) // 2 + 1]) ** 2).sum(1)
+  total = power.sum()
+  return power / total if total > 0 else power
 
 
 # -- trajectory across primes --------------------------------------------------

@@ -1,0 +1,138 @@
+"""Which clock frequencies each seed's ADDMOD programs use, and whether its
+programs still compute (a + b) mod m between the training primes.
+
+  python -m experiments.analyze_spectrum --workdir=WORKDIR --model=meta_mlp \\
+      [--step=N] [--primes=43,53,59,67,71,73,79,97] [--out=spectrum.json]
+
+For every seed of `model` (a hypernetwork of a trained ADDMOD workdir, at its
+newest checkpoint or at --step):
+* per prime (training and validation primes only; default those >= 41), the
+  two frequencies k of the token axis that carry most of W_E(p)'s power
+  (`analysis.clock.frequency_power`): a program family whose k is fixed, or
+  (p - 1) / 2, varies smoothly with p; one whose k grows with p must jump
+  between neighbouring primes;
+* the exact match, on all m^2 pairs, of the programs it synthesizes for the
+  odd composite moduli m that lie between two training or validation primes
+  with no OOD prime between them (`interpolation_moduli`): moduli no run trains
+  or scores, read to see whether a seed interpolates between its training
+  intents. No OOD prime, and no modulus beside one, is synthesized.
+Prints a markdown table; --out writes the numbers as JSON.
+"""
+
+import json
+from typing import Sequence
+
+from absl import app
+from absl import flags
+import jax
+import jax.numpy as jnp
+import numpy as np
+import orbax.checkpoint as ocp
+
+from neuroprog import meta
+from neuroprog.analysis import clock
+from neuroprog.programs import layout
+from neuroprog.run import logs
+from neuroprog.train import loop
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "A trained ADDMOD workdir.")
+_MODEL = flags.DEFINE_string("model", "meta_mlp", "The hypernetwork to analyse.")
+_STEP = flags.DEFINE_integer("step", None, "A checkpoint step (default: the newest).")
+_PRIMES = flags.DEFINE_list("primes", None, "Training or validation primes to show "
+                            "(default: those >= 41).")
+_OUT = flags.DEFINE_string("out", None, "Optional JSON output path.")
+flags.mark_flags_as_required(["workdir"])
+
+
+def interpolation_moduli(known: Sequence[int], ood: Sequence[int]) -> list[int]:
+  """Odd composite m (m >= 9) strictly between two consecutive primes of `known`
+  (training and validation) with no `ood` prime between those two."""
+  known, ood = sorted(int(p) for p in known), [int(p) for p in ood]
+  out = []
+  for lo, hi in zip(known, known[1:]):
+    if any(lo < q < hi for q in ood):
+      continue
+    out += [m for m in range(lo + 1, hi) if m % 2 and m >= 9
+            and any(m % d == 0 for d in range(3, int(m ** 0.5) + 1, 2))]
+  return out
+
+
+def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
+  """{"step", "primes", "moduli", "seeds": {seed: {"top": {p: [[k, share],
+  [k, share]]}, "moduli": {m: exact match}, "moduli_mean"}}} for every seed
+  of `model` in `workdir` (see the module docstring)."""
+  config = loop.read_run_config(workdir)
+  if config.get("task") != "addmod":
+    raise ValueError(f"{workdir!r} is a {config.get('task')!r} workdir; the spectrum "
+                     "analysis needs an ADDMOD one (task 'addmod').")
+  if model not in config.models:
+    raise ValueError(f"{workdir} has no model {model!r}; it trained {list(config.models)}.")
+  task = loop.build_task(config)
+  tr = loop.Trainer(config, task, model)
+  if not isinstance(tr.model, meta.Hypernetwork):
+    raise ValueError(f"model {model!r} emits no weights to analyse; choose a hypernetwork.")
+  known = sorted(set(task.train_intents) | set(task.val_intents))
+  if primes is None:
+    primes = [p for p in known if p >= 41]
+  bad = [p for p in primes if p not in known]
+  if bad:
+    raise ValueError(f"--primes {bad} are not training or validation primes of this run; "
+                     f"allowed: {known}.")
+  if step is None:
+    step, state = tr.restore(workdir)
+  else:
+    mngr = tr.checkpoints(workdir)
+    if step not in mngr.all_steps():
+      raise ValueError(f"{workdir}: no checkpoint of {model!r} at step {step}; it has "
+                       f"{sorted(mngr.all_steps())}.")
+    state = mngr.restore(step, args=ocp.args.StandardRestore(jax.eval_shape(tr.init)))
+  moduli = interpolation_moduli(known, task.ood_intents)
+  feats_p = jnp.asarray(task.features(primes))
+  # Composite moduli are no intents of the task: their features come from the
+  # same formula, without the intent check.
+  feats_m = jnp.asarray(np.stack([task.intent_features(m) for m in moduli]))
+  out = {"step": int(step), "primes": list(map(int, primes)), "moduli": moduli, "seeds": {}}
+  for s, seed in enumerate(tr.seeds):
+    params = jax.tree_util.tree_map(lambda a, s=s: a[s], state.params)
+    w_e = np.asarray(layout.unflatten(task.spec, tr.model.apply(params, feats_p))["embed/tok"])
+    top = {}
+    for j, p in enumerate(primes):
+      share = clock.frequency_power(w_e[j], int(p))
+      top[int(p)] = [[int(k) + 1, round(float(share[k]), 3)] for k in np.argsort(-share)[:2]]
+    thetas = np.asarray(tr.model.apply(params, feats_m))
+    acc = {m: round(clock.program_accuracy(task, thetas[i], m), 4)
+           for i, m in enumerate(moduli)}
+    out["seeds"][int(seed)] = {"top": top, "moduli": acc,
+                               "moduli_mean": round(float(np.mean(list(acc.values()))), 4)}
+  return out
+
+
+def markdown(result: dict) -> str:
+  primes, moduli = result["primes"], result["moduli"]
+  lines = [f"Step {result['step']}. Frequency k (share of W_E(p)'s power) of the two "
+           "strongest, per training or validation prime; exact match of the programs for "
+           f"the odd composite moduli {moduli} between them.", "",
+           "| seed | " + " | ".join(f"p={p}" for p in primes) + " | moduli mean | "
+           + " | ".join(f"m={m}" for m in moduli) + " |",
+           "|---" * (2 + len(primes) + len(moduli)) + "|"]
+  for seed, r in result["seeds"].items():
+    cells = [", ".join(f"{k} ({v:.2f})" for k, v in r["top"][p]) for p in primes]
+    lines.append(f"| {seed} | " + " | ".join(cells) + f" | {r['moduli_mean']:.3f} | "
+                 + " | ".join(f"{r['moduli'][m]:.2f}" for m in moduli) + " |")
+  return "\n".join(lines)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Too many command-line arguments: {argv[1:]}")
+  logs.setup_from_flags()
+  primes = None if _PRIMES.value is None else [int(p) for p in _PRIMES.value]
+  result = analyze(_WORKDIR.value, _MODEL.value, _STEP.value, primes)
+  print(markdown(result))
+  if _OUT.value:
+    with open(_OUT.value, "w") as f:
+      json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+  app.run(main)
