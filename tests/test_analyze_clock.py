@@ -7,6 +7,8 @@ import sys
 import numpy as np
 import pytest
 
+import conftest
+
 from experiments.configs import test as test_config
 from experiments.pipelines import clock_report as report
 from neuroprog.run import workdir as workdir_lib
@@ -17,15 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def addmod_workdir(tmp_path_factory):
-  c = test_config.get_config()
-  c.update(task="addmod", models=("meta_mlp",),
-           model_configs={"meta_mlp": {"hidden": 8, "depth": 1}},
-           learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83", "p=89"),
-           val_intents=("p=53",), seeds=1, steps=4, log_every=2,
-           checkpoint_every=4, eval_examples=16)
-  workdir = str(tmp_path_factory.mktemp("addmod"))
-  loop.train_and_evaluate(c, workdir)
-  return workdir
+  return conftest.train_tiny_addmod(str(tmp_path_factory.mktemp("addmod")))
 
 
 @pytest.mark.slow

@@ -4,10 +4,10 @@ workdir that synthesizes no OOD prime."""
 import numpy as np
 import pytest
 
+import conftest
+
 from experiments import analyze_spectrum
-from experiments.configs import test as test_config
 from neuroprog.analysis import clock
-from neuroprog.train import loop
 
 
 def test_frequency_power_finds_planted_frequencies():
@@ -41,15 +41,8 @@ def test_interpolation_moduli_skip_every_gap_with_an_ood_prime():
 
 @pytest.fixture(scope="module")
 def addmod_workdir(tmp_path_factory):
-  c = test_config.get_config()
-  c.update(task="addmod", models=("meta_mlp",),
-           model_configs={"meta_mlp": {"hidden": 8, "depth": 1}},
-           learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83", "p=89"),
-           val_intents=("p=53",), seeds=2, steps=4, log_every=2,
-           checkpoint_every=2, eval_examples=16)
-  workdir = str(tmp_path_factory.mktemp("addmod_spectrum"))
-  loop.train_and_evaluate(c, workdir)
-  return workdir
+  return conftest.train_tiny_addmod(str(tmp_path_factory.mktemp("addmod_spectrum")),
+                                    seeds=2, checkpoint_every=2)
 
 
 def test_analysis_of_a_tiny_workdir(addmod_workdir, monkeypatch):
