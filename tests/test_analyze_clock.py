@@ -12,7 +12,6 @@ import conftest
 from experiments.configs import test as test_config
 from experiments.pipelines import clock_report as report
 from neuroprog.run import workdir as workdir_lib
-from neuroprog.train import loop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
