@@ -95,3 +95,17 @@ def test_jitter_with_example_intents_is_refused():
       shots = 4
     step_lib.make_grad_fn(_Shots(), loop.build_task(test_config.get_config()),
                           intents_per_step=2, examples_per_intent=4, intent_jitter=0.1)
+
+
+def test_a_model_entry_takes_its_own_jitter():
+  config = test_config.get_config()
+  config.intent_jitter = 0.1
+  config.intent_jitter_by_model = {"meta_mlp": 0.25}
+  assert loop.intent_jitter(config, "meta_mlp") == 0.25
+  assert loop.intent_jitter(config, "direct") == 0.1 and loop.intent_jitter(config) == 0.1
+  config.intent_jitter_by_model = {"meta_mlp": 0.9}
+  with pytest.raises(ValueError, match=r"config.intent_jitter_by_model\['meta_mlp'\]=0.9"):
+    loop.validate_config(config)
+  config.intent_jitter_by_model = {"meta_mpl": 0.1}
+  with pytest.raises(ValueError, match=r"config.intent_jitter_by_model: .*meta_mpl"):
+    loop.validate_config(config)

@@ -157,6 +157,8 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     # training intent, its examples unchanged (`train.step.make_grad_fn`).
     # 0: off; at most 0.5.
     "intent_jitter": 0.0,
+    # {model: jitter}, as learning_rates is to learning_rate; unset: intent_jitter.
+    "intent_jitter_by_model": {},
     "eval_examples": 512,
     "eval_seed": 12345,
     "log_every": 100,
@@ -207,7 +209,8 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_steps", "refine_learning_rate", "refine_target",
                         "refine_gate", "refine_by_model", "refine_search_families",
                         "refine_search_radius", "warmup_steps", "warmup_steps_by_model",
-                        "optimizer", "optimizer_by_model", "intent_jitter")}
+                        "optimizer", "optimizer_by_model", "intent_jitter",
+                        "intent_jitter_by_model")}
 # Model options added after workdirs with that model existed, {base model:
 # {option: the behaviour before the option}}: a stored model config without
 # the option ran exactly as one holding that value. It is the option's first
@@ -342,11 +345,12 @@ def validate_config(config) -> None:
                        "0, or config.intent='examples'.")
     if refinement.search_families:
       _check_search(config, task, refinement, name)
-  jitter = step_lib.check_intent_jitter(_get(config, "intent_jitter"), "config.intent_jitter")
-  if jitter and kind != "label":
-    raise ValueError(f"config.intent_jitter={jitter} moves the intent features the models "
-                     f"read; with config.intent={kind!r} they read example pairs instead. "
-                     "Allowed: 0, or config.intent='label'.")
+  for name in [None, *_base_names(config, "intent_jitter_by_model")]:
+    jitter, where = _model_value(config, "intent_jitter", name)
+    if step_lib.check_intent_jitter(jitter, where) and kind != "label":
+      raise ValueError(f"{where}={jitter} moves the intent features the models read; with "
+                       f"config.intent={kind!r} they read example pairs instead. Allowed: 0, "
+                       "or config.intent='label'.")
   scope = _get(config, "grad_clip_scope")
   if scope not in GRAD_CLIP_SCOPES:
     raise ValueError(f"config.grad_clip_scope={scope!r}; allowed: {list(GRAD_CLIP_SCOPES)}.")
@@ -547,6 +551,13 @@ def optimizer_name(config, name: Optional[str] = None) -> str:
   return value
 
 
+def intent_jitter(config, name: Optional[str] = None) -> float:
+  """Model entry `name`'s intent jitter (None: the config-wide one):
+  config.intent_jitter_by_model[name], else config.intent_jitter."""
+  value, where = _model_value(config, "intent_jitter", name)
+  return step_lib.check_intent_jitter(value, where)
+
+
 def rate_schedule(config, name):
   """Model entry `name`'s Adam rate: a float ("constant") or an optax
   schedule step -> rate ("cosine": warm-up from 0, then cosine decay to 1%)."""
@@ -628,7 +639,7 @@ class Trainer:
     step = step_lib.make_train_step(
         self.model, task, self.opt, intents_per_step=_get(config, "intents_per_step"),
         examples_per_intent=_get(config, "examples_per_intent"),
-        intent_jitter=_get(config, "intent_jitter"))
+        intent_jitter=intent_jitter(config, name))
     step_S = jax.vmap(step)
 
     def seeds_step(state_S, i):
