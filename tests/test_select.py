@@ -227,6 +227,11 @@ def test_a_config_wide_rate_or_warmup_a_model_overrides_is_refused(tmp_path):
     assert "meta_gnn@library" in without
     select.check_not_shadowed(c, [(path, [grid_value])], without)
     select.check_not_shadowed(c, [(f"{per_model}.meta_gnn", [grid_value])], ["meta_gnn"])
+  # Meta-MLP's own intent jitter shadows the config-wide one the same way.
+  with pytest.raises(ValueError, match=r"grid path 'intent_jitter' does not reach meta_mlp: "
+                     r"config.intent_jitter_by_model.meta_mlp=0.1 overrides it"):
+    select.run(c, "intent_jitter=0.25", str(tmp_path / "sel"), models=["meta_mlp"])
+  select.check_not_shadowed(c, [("intent_jitter", [0.25])], ["meta_gnn", "direct"])
   assert not os.path.exists(tmp_path / "sel")
   # The per-model path gives the candidates it names.
   axes = select.all_axes(select.parse_grids("warmup_steps_by_model.meta_gnn=-1,1000"))
