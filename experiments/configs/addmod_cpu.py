@@ -23,7 +23,9 @@ and training seconds per row): ID / val / OOD mean ± std
     (Adam; Muon at 4e-3 since, chosen on val 0.577 against Adam's 0.529 on
     an AMD EPYC, 10-seed row in `addmod_table_cpu.py`)
   meta_mlp (Muon 8e-3; 37abfbc, 133 s)           0.998 / 0.904 / 0.801 ± 0.070
-    (Adam at 2e-3 before it: 0.997 / 0.888 / 0.803 ± 0.048)
+    (Adam at 2e-3 before it: 0.997 / 0.888 / 0.803 ± 0.048; intent jitter
+    0.1 since, chosen on val 0.923 against 0.901, 10-seed row in
+    `addmod_table_cpu.py`)
   meta_gmlp (8e-3; 3d362f5, 297 s)               0.914 / 0.640 / 0.579 ± 0.122
     (Adam; Muon at 8e-3 since, chosen on val 0.721, 10-seed row in
     `addmod_table_cpu.py`)

@@ -46,7 +46,9 @@ gain (`addmod.py`, d = 21): its row with it, --config.models="('meta_gnn',)"
 beside it), reads 0.965 / 0.782 / 0.709 ± 0.074. The direct model has since
 moved to Muon at 4e-3 (`addmod.py`): its row with it, --config.models="('direct',)"
 (commit 4ffb7c1, 2026-12-07, 2,995 s of training alone), reads 1.000 / 0.566 /
-0.562 ± 0.025. README, "ADDMOD at the paper's 10 seeds,
+0.562 ± 0.025. Meta-MLP has since taken intent jitter 0.1 (`addmod.py`): its
+row with it, --config.models="('meta_mlp',)" (commit 83a4bb5, 2026-12-07, 394 s
+of training alone), reads 0.987 / 0.898 / 0.769 ± 0.090. README, "ADDMOD at the paper's 10 seeds,
 on the CPU", has the per-prime table and the clock of this run.
 """
 
