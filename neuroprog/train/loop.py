@@ -761,6 +761,14 @@ def _split_keys(config) -> dict[str, jax.Array]:
   return dict(zip(SPLITS, jax.random.split(jax.random.key(_get(config, "eval_seed")), 3)))
 
 
+def split_key(config, split: str) -> jax.Array:
+  """The key a split's held-out examples are drawn with after training
+  (`Trainer.evaluate`), for split "id", "val" or "ood"."""
+  if split not in SPLITS:
+    raise ValueError(f"split {split!r} unknown; allowed: {list(SPLITS)}.")
+  return _split_keys(config)[split]
+
+
 def held_out_examples(config, task, split: str) -> tuple[tuple, np.ndarray, np.ndarray]:
   """(intents, x, y) of a split: the examples every label-intent model is
   scored on after training (`Trainer.evaluate` under `_split_keys`),
