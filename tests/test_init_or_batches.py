@@ -34,6 +34,7 @@ def test_initial_state_is_the_init_seeds_start():
 
 def test_lanes_train_and_read_validation_only(monkeypatch):
   config = test_config.get_config()
+  config.steps, config.log_every = 12, 4   # three chunks, short enough for make test
   asked = []
   evaluate = loop.Trainer.evaluate
   monkeypatch.setattr(loop.Trainer, "evaluate",
