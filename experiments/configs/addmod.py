@@ -217,9 +217,9 @@ WARMUP_STEPS = {"meta_gnn": 500}
 # 0.901 ± 0.084 at 0, the setting before, 0.992 / 0.923 ± 0.086 at 0.1, 0.958 /
 # 0.889 ± 0.074 at 0.25). The same seeds, draws and initial weights with and
 # without it: 0.1 raises p = 53 on all five seeds (+0.03 to +0.08) and leaves
-# p = 71 as it was, seed 4 still reading the no-wrap level 0.51 there. Its
-# programs then keep one family of clock frequencies across the primes
-# (`python -m experiments.analyze_spectrum`; BUILD_NOTES.md "Why a seed
+# p = 71 as it was, seed 4 still reading the no-wrap level 0.51 there (its
+# programs keep a clock frequency that jumps between neighbouring primes:
+# `python -m experiments.analyze_spectrum`; BUILD_NOTES.md "Why a seed
 # collapses on a held-out prime"). Meta-GNN and Meta-gMLP were offered 0.1 by
 # the same select with --models=meta_gnn / meta_gmlp and lost (ID / val 0.900
 # / 0.658 ± 0.232 against 0.962 / 0.809 ± 0.078; 0.876 / 0.605 ± 0.297 against

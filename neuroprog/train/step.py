@@ -130,8 +130,9 @@ def make_objective_fn(model, task, n_examples: int):
   return objective
 
 
-# Neighbours each training intent may be jittered towards (`make_grad_fn`'s
-# intent_jitter): on a one-parameter family, the intents either side.
+# How many nearest training intents each one may be jittered towards
+# (`make_grad_fn`'s intent_jitter). Nearest in standardized features, which on
+# ADDMOD's primes are sometimes both on one side (5: 7 and 11).
 JITTER_NEIGHBOURS = 2
 MAX_INTENT_JITTER = 0.5
 
