@@ -224,7 +224,8 @@ WARMUP_STEPS = {"meta_gnn": 500}
 # the same select with --models=meta_gnn / meta_gmlp and lost (ID / val 0.900
 # / 0.658 ± 0.232 against 0.962 / 0.809 ± 0.078; 0.876 / 0.605 ± 0.297 against
 # 0.955 / 0.721 ± 0.128, the rows of their own earlier selects on this kind of
-# host), so it is Meta-MLP's alone. OOD, read once after, in
+# host), and so did the direct model (--models=direct: 1.000 / 0.564 ± 0.061
+# against 1.000 / 0.577 ± 0.066), so it is Meta-MLP's alone. OOD, read once after, in
 # `addmod_table_cpu.py`'s 10-seed protocol: 0.769 ± 0.090 against 0.773 ±
 # 0.111 before (23 and 47 up, 83 and 89 down; BUILD_NOTES.md).
 INTENT_JITTER = {"meta_mlp": 0.1}
