@@ -24,16 +24,15 @@ from typing import Sequence
 
 from absl import app
 from absl import flags
-import jax
 import jax.numpy as jnp
 import numpy as np
-import orbax.checkpoint as ocp
 
-from neuroprog import meta
+from experiments.pipelines import clock_report
+from neuroprog import meta, synthesis
 from neuroprog.analysis import clock
 from neuroprog.programs import layout
 from neuroprog.run import logs
-from neuroprog.train import loop
+from neuroprog.run import seeds as seeds_lib
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained ADDMOD workdir.")
 _MODEL = flags.DEFINE_string("model", "meta_mlp", "The hypernetwork to analyse.")
@@ -61,15 +60,10 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   """{"step", "primes", "moduli", "seeds": {seed: {"top": {p: [[k, share],
   [k, share]]}, "moduli": {m: exact match}, "moduli_mean"}}} for every seed
   of `model` in `workdir` (see the module docstring)."""
-  config = loop.read_run_config(workdir)
-  if config.get("task") != "addmod":
-    raise ValueError(f"{workdir!r} is a {config.get('task')!r} workdir; the spectrum "
-                     "analysis needs an ADDMOD one (task 'addmod').")
-  if model not in config.models:
-    raise ValueError(f"{workdir} has no model {model!r}; it trained {list(config.models)}.")
-  task = loop.build_task(config)
-  tr = loop.Trainer(config, task, model)
-  if not isinstance(tr.model, meta.Hypernetwork):
+  clock_report.read_addmod_config(workdir)
+  run = synthesis.load_run(workdir, model, step)
+  task = run.task
+  if not isinstance(run.model, meta.Hypernetwork):
     raise ValueError(f"model {model!r} emits no weights to analyse; choose a hypernetwork.")
   known = sorted(set(task.train_intents) | set(task.val_intents))
   if primes is None:
@@ -78,28 +72,20 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   if bad:
     raise ValueError(f"--primes {bad} are not training or validation primes of this run; "
                      f"allowed: {known}.")
-  if step is None:
-    step, state = tr.restore(workdir)
-  else:
-    mngr = tr.checkpoints(workdir)
-    if step not in mngr.all_steps():
-      raise ValueError(f"{workdir}: no checkpoint of {model!r} at step {step}; it has "
-                       f"{sorted(mngr.all_steps())}.")
-    state = mngr.restore(step, args=ocp.args.StandardRestore(jax.eval_shape(tr.init)))
   moduli = interpolation_moduli(known, task.ood_intents)
   feats_p = jnp.asarray(task.features(primes))
   # Composite moduli are no intents of the task: their features come from the
   # same formula, without the intent check.
   feats_m = jnp.asarray(np.stack([task.intent_features(m) for m in moduli]))
-  out = {"step": int(step), "primes": list(map(int, primes)), "moduli": moduli, "seeds": {}}
-  for s, seed in enumerate(tr.seeds):
-    params = jax.tree_util.tree_map(lambda a, s=s: a[s], state.params)
-    w_e = np.asarray(layout.unflatten(task.spec, tr.model.apply(params, feats_p))["embed/tok"])
+  out = {"step": int(run.step), "primes": list(map(int, primes)), "moduli": moduli, "seeds": {}}
+  for s, seed in enumerate(run.seeds):
+    params = seeds_lib.take(run.params_S, s)
+    w_e = np.asarray(layout.unflatten(task.spec, run.model.apply(params, feats_p))["embed/tok"])
     top = {}
     for j, p in enumerate(primes):
       share = clock.frequency_power(w_e[j], int(p))
       top[int(p)] = [[int(k) + 1, round(float(share[k]), 3)] for k in np.argsort(-share)[:2]]
-    thetas = np.asarray(tr.model.apply(params, feats_m))
+    thetas = np.asarray(run.model.apply(params, feats_m))
     acc = {m: round(clock.program_accuracy(task, thetas[i], m), 4)
            for i, m in enumerate(moduli)}
     out["seeds"][int(seed)] = {"top": top, "moduli": acc,

@@ -46,10 +46,12 @@ class Run(NamedTuple):
   step: int
 
 
-def load_run(workdir: str, model: str = "meta_gnn") -> Run:
-  """The newest readable checkpoint of `model` in a meta-training workdir.
+def load_run(workdir: str, model: str = "meta_gnn", step: Optional[int] = None) -> Run:
+  """The newest readable checkpoint of `model` in a meta-training workdir, or
+  its checkpoint at `step`.
 
-  ValueError if the workdir is not one, or did not train `model`.
+  ValueError if the workdir is not one, did not train `model`, or has no
+  checkpoint at `step`.
   """
   from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
   config = loop.read_run_config(workdir)
@@ -58,7 +60,7 @@ def load_run(workdir: str, model: str = "meta_gnn") -> Run:
                      f"{list(config.models)}.")
   task = loop.build_task(config)
   trainer = loop.Trainer(config, task, model)
-  step, state = trainer.restore(workdir)
+  step, state = trainer.restore(workdir, step)
   return Run(config, task, trainer.model, trainer.seeds, state.params, step)
 
 

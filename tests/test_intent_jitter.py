@@ -89,12 +89,15 @@ def test_bad_jitter_is_refused_naming_the_value(value):
     loop.validate_config(config)
 
 
+class _ReadsExamples:
+  shots = 4
+
+
 def test_jitter_with_example_intents_is_refused():
+  task = loop.build_task(test_config.get_config())
   with pytest.raises(ValueError, match=r"this model reads example intents instead"):
-    class _Shots:
-      shots = 4
-    step_lib.make_grad_fn(_Shots(), loop.build_task(test_config.get_config()),
-                          intents_per_step=2, examples_per_intent=4, intent_jitter=0.1)
+    step_lib.make_grad_fn(_ReadsExamples(), task, intents_per_step=2, examples_per_intent=4,
+                          intent_jitter=0.1)
 
 
 def test_a_model_entry_takes_its_own_jitter():

@@ -24,7 +24,8 @@ PAPER = {"trajectory": {"a": 23.43, "b": 5.672, "c": 3.631, "r2": 0.94},
 WORKED_PRIME = 83
 
 
-def _read_config(workdir: str):
+def read_addmod_config(workdir: str):
+  """The run config of an ADDMOD workdir; ValueError naming any other task."""
   config = loop.read_run_config(workdir)
   if config.get("task") != "addmod":
     raise ValueError(f"{workdir!r} is a {config.get('task')!r} workdir; the "
@@ -87,7 +88,7 @@ def analyze_workdir(workdir: str, out: str, models: Optional[Sequence[str]] = No
 
   Returns: the analysis.json dict.
   """
-  config = _read_config(workdir)
+  config = read_addmod_config(workdir)
   trained = list(config.get("models", ()))
   if models is None:
     models = [m for m in trained if meta.base_name(m) != "direct"]

@@ -34,6 +34,12 @@ def save(mngr: ocp.CheckpointManager, step: int, state: Any) -> None:
   mngr.wait_until_finished()
 
 
+def restore_at(mngr: ocp.CheckpointManager, step: int, abstract_state: Any) -> Any:
+  """The state saved at `step` (one of mngr.all_steps()), restored into the
+  structure, shapes and placement of abstract_state (as `restore_latest`)."""
+  return mngr.restore(step, args=ocp.args.StandardRestore(abstract_state))
+
+
 def restore_latest(mngr: ocp.CheckpointManager, abstract_state: Any
                    ) -> tuple[Optional[int], Any]:
   """(step, state) from the newest readable checkpoint, or (None, None).
@@ -59,7 +65,7 @@ def restore_latest(mngr: ocp.CheckpointManager, abstract_state: Any
   errors = []
   for step in steps:
     try:
-      state = mngr.restore(step, args=ocp.args.StandardRestore(abstract_state))
+      state = restore_at(mngr, step, abstract_state)
       if errors:
         logger.warning("Resumed from checkpoint %d of %s after skipping "
                         "unreadable ones: %s", step, mngr.directory, errors)

@@ -664,13 +664,20 @@ class Trainer:
     return checkpoint.manager(os.path.join(workdir, "checkpoints", self.name),
                               _get(self.config, "keep_checkpoints"))
 
-  def restore(self, workdir: str) -> tuple[int, step_lib.TrainState]:
-    """(step, state_S) of the newest readable checkpoint in `workdir`.
+  def restore(self, workdir: str, step: Optional[int] = None
+              ) -> tuple[int, step_lib.TrainState]:
+    """(step, state_S) of the newest readable checkpoint in `workdir`, or of
+    the checkpoint at `step` if given.
 
-    ValueError if the model has no checkpoint there; RuntimeError (naming the
-    directory) if none can be read.
+    ValueError if the model has no checkpoint there (or none at `step`, naming
+    the steps it has); RuntimeError (naming the directory) if none can be read.
     """
     mngr = self.checkpoints(workdir)
+    if step is not None:
+      if step not in mngr.all_steps():
+        raise ValueError(f"{workdir}: no checkpoint of {self.name!r} at step {step}; it "
+                         f"has {sorted(mngr.all_steps())}.")
+      return step, checkpoint.restore_at(mngr, step, jax.eval_shape(self.init))
     step, state = checkpoint.restore_latest(mngr, jax.eval_shape(self.init))
     if state is None:
       raise ValueError(f"{workdir}: no checkpoint for model {self.name!r} in "
