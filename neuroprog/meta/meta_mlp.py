@@ -7,7 +7,8 @@ import numpy as np
 
 from neuroprog.meta import base
 
-DEFAULTS = {"hidden": 64, "depth": 2}
+DEFAULTS = {"hidden": 64, "depth": 2, "intent_input": "raw"}
+INTENT_INPUTS = ("raw", "balanced")
 WIDTH_KEY = "hidden"
 LEARNING_RATE = 1e-3   # the Adam rate a config gets unless it names one
 
@@ -31,6 +32,15 @@ class MetaMLPNet(nn.Module):
 
 
 def build(spec, intent_dim, config):
+  """config.intent_input (default "raw"): "balanced" z-scores the intent
+  features on the training intents before the first layer
+  (`base.Hypernetwork`), so a feature whose spread over the training intents
+  is a few hundredths moves the first layer as much as a unit input."""
+  if config.intent_input not in INTENT_INPUTS:
+    raise ValueError(f"meta_mlp: intent_input={config.intent_input!r}; allowed: "
+                     f"{list(INTENT_INPUTS)}.")
+  if int(config.depth) < 1:
+    raise ValueError(f"meta_mlp: depth={config.depth!r}; allowed: an integer >= 1.")
   from neuroprog.programs import layout as layout_lib  # pylint: disable=g-import-not-at-top
   net = MetaMLPNet(hidden=int(config.hidden), depth=int(config.depth),
                    n_out=layout_lib.num_params(spec))
