@@ -276,3 +276,22 @@ def test_meta_mlp_balanced_intents_are_the_raw_net_on_z_scores():
     meta.create("meta_mlp", task.spec, task.feature_dim, {"intent_input": "z"})
   with pytest.raises(ValueError, match="depth=0.*allowed"):
     meta.create("meta_mlp", task.spec, task.feature_dim, {"depth": 0})
+
+
+def test_meta_mlp_intent_scale_multiplies_the_features_before_the_first_layer():
+  """meta_mlp intent_scale = s: the net reads s * u (after standardization),
+  so its θ equals the plain net's on s * u; s <= 0 is refused by name."""
+  task = tasks.get("addmod")
+  u = jnp.asarray(task.features(task.train_intents))
+  scaled = meta.create("meta_mlp", task.spec, task.feature_dim, {"intent_scale": 4.0})
+  plain = meta.create("meta_mlp", task.spec, task.feature_dim, {})
+  params = scaled.init(jax.random.key(1), u)
+  # The plain net's head calibrated on 4 u is the scaled net's calibrated on u.
+  plain_params = plain.init(jax.random.key(1), 4.0 * u)
+  np.testing.assert_allclose(scaled.apply(params, u), plain.apply(plain_params, 4.0 * u),
+                             rtol=1e-4, atol=1e-5)
+  assert not np.allclose(scaled.apply(params, u), plain.apply(plain_params, u), atol=1e-2)
+  assert scaled.num_params() == plain.num_params()
+  for bad in (0.0, -1.0):
+    with pytest.raises(ValueError, match=f"intent_scale={bad}.*allowed: > 0"):
+      meta.create("meta_mlp", task.spec, task.feature_dim, {"intent_scale": bad})
