@@ -98,7 +98,8 @@ def probe(config, task, name, at_steps, *, batches: int, probe_seed: int):
   grad_fn = step_lib.make_grad_fn(tr.model, task,
                                   intents_per_step=int(config.intents_per_step),
                                   examples_per_intent=int(config.examples_per_intent),
-                                  intent_jitter=loop.intent_jitter(config, name))
+                                  intent_jitter=loop.intent_jitter(config, name),
+                                  intent_sampling=loop.intent_sampling(config, name))
   keys = jax.vmap(lambda b: jax.random.fold_in(jax.random.key(probe_seed), b))(
       jnp.arange(batches))
   # lax.map, not vmap: K batches at once would hold K copies of the

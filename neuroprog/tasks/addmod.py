@@ -83,6 +83,11 @@ class AddMod(base.Task):
   def params_of(self, intent):
     return (intent,)
 
+  def intent_size(self, intent):
+    """p^2: the pairs (a, b) of ADDMOD-p."""
+    p = self.check_intent(intent)
+    return p * p
+
   def sample_params(self, key, params_BxP, n):
     p_B = params_BxP[:, 0]
     ka, kb = jax.random.split(key)

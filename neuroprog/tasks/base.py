@@ -97,6 +97,14 @@ class Task:
     """The int parameters (length P) that identify an intent inside jit."""
     raise NotImplementedError
 
+  def intent_size(self, intent: Intent) -> int:
+    """How many distinct examples the intent has (ADDMOD-p: p^2 pairs), for
+    training draws weighted by size (`config.intent_sampling`). Tasks whose
+    inputs are not a finite, intent-dependent set define none."""
+    raise NotImplementedError(
+        f"task {self.name!r} defines no intent size (a finite number of distinct "
+        "examples per intent), so config.intent_sampling must be 0 (uniform draws).")
+
   def sample_params(self, key: jax.Array, params_BxP: jax.Array, n: int):
     """Pure and jittable (n static): examples for B intents given as params.
 

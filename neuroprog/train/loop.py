@@ -159,6 +159,12 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "intent_jitter": 0.0,
     # {model: jitter}, as learning_rates is to learning_rate; unset: intent_jitter.
     "intent_jitter_by_model": {},
+    # Training intents drawn with probability proportional to
+    # task.intent_size(intent) ** intent_sampling (ADDMOD-p: p^2 pairs);
+    # 0: uniform; at most 1 (`train.step.make_grad_fn`).
+    "intent_sampling": 0.0,
+    # {model: power}, as learning_rates is to learning_rate; unset: intent_sampling.
+    "intent_sampling_by_model": {},
     "eval_examples": 512,
     "eval_seed": 12345,
     "log_every": 100,
@@ -210,7 +216,8 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_gate", "refine_by_model", "refine_search_families",
                         "refine_search_radius", "warmup_steps", "warmup_steps_by_model",
                         "optimizer", "optimizer_by_model", "intent_jitter",
-                        "intent_jitter_by_model")}
+                        "intent_jitter_by_model", "intent_sampling",
+                        "intent_sampling_by_model")}
 # Model options added after workdirs with that model existed, {base model:
 # {option: the behaviour before the option}}: a stored model config without
 # the option ran exactly as one holding that value. It is the option's first
@@ -351,6 +358,13 @@ def validate_config(config) -> None:
       raise ValueError(f"{where}={jitter} moves the intent features the models read; with "
                        f"config.intent={kind!r} they read example pairs instead. Allowed: 0, "
                        "or config.intent='label'.")
+  for name in [None, *_base_names(config, "intent_sampling_by_model")]:
+    power, where = _model_value(config, "intent_sampling", name)
+    if step_lib.check_intent_sampling(power, where):
+      try:
+        task.intent_size(task.train_intents[0])
+      except NotImplementedError as e:
+        raise ValueError(f"{where}={power}: {e}") from None
   scope = _get(config, "grad_clip_scope")
   if scope not in GRAD_CLIP_SCOPES:
     raise ValueError(f"config.grad_clip_scope={scope!r}; allowed: {list(GRAD_CLIP_SCOPES)}.")
@@ -623,6 +637,12 @@ def clip_by_part(max_norm: float) -> optax.GradientTransformation:
   clip = optax.clip_by_global_norm(max_norm)
   return optax.multi_transform({"learner": clip, "reader": clip}, _part_labels)
 
+def intent_sampling(config, name: Optional[str] = None) -> float:
+  """Model entry `name`'s intent-draw power (None: the config-wide one):
+  config.intent_sampling_by_model[name], else config.intent_sampling."""
+  value, where = _model_value(config, "intent_sampling", name)
+  return step_lib.check_intent_sampling(value, where)
+
 
 class Trainer:
   """Everything compiled for one (model, config): init, chunks, evaluation,
@@ -639,7 +659,8 @@ class Trainer:
     step = step_lib.make_train_step(
         self.model, task, self.opt, intents_per_step=_get(config, "intents_per_step"),
         examples_per_intent=_get(config, "examples_per_intent"),
-        intent_jitter=intent_jitter(config, name))
+        intent_jitter=intent_jitter(config, name),
+        intent_sampling=intent_sampling(config, name))
     step_S = jax.vmap(step)
 
     def seeds_step(state_S, i):

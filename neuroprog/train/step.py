@@ -175,8 +175,42 @@ def check_intent_jitter(jitter, name: str = "intent_jitter") -> float:
   return float(jitter)
 
 
+MAX_INTENT_SAMPLING = 1.0
+
+
+def check_intent_sampling(power, name: str = "intent_sampling") -> float:
+  """power as a float; ValueError unless 0 <= power <= MAX_INTENT_SAMPLING."""
+  if isinstance(power, bool) or not isinstance(power, (int, float)) \
+      or not 0.0 <= float(power) <= MAX_INTENT_SAMPLING:
+    raise ValueError(f"{name}={power!r}; allowed: a number in 0..{MAX_INTENT_SAMPLING:g} "
+                     "(training intents drawn with probability proportional to "
+                     "intent_size ** power; 0: uniform, 0.5 on ADDMOD: proportional to p).")
+  return float(power)
+
+
+def intent_draw_probs(task, intents, power: float) -> np.ndarray | None:
+  """float32[I]: each training intent's draw probability, proportional to
+  task.intent_size(intent) ** power; None for power 0 (uniform draws, taken
+  by `jax.random.randint` as before the option existed)."""
+  power = check_intent_sampling(power)
+  if not power:
+    return None
+  size = np.array([task.intent_size(i) for i in intents], np.float64)
+  w = size ** power
+  return (w / w.sum()).astype(np.float32)
+
+
+def draw_intents(key, n_intents: int, n: int, probs=None) -> jax.Array:
+  """int32[n]: indices of n intents drawn with replacement, uniformly
+  (probs None) or with probabilities probs float32[n_intents]. Jittable."""
+  if probs is None:
+    return jax.random.randint(key, (n,), 0, n_intents)
+  return jax.random.choice(key, n_intents, (n,), p=jnp.asarray(probs))
+
+
 def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int,
-                 train_intents=None, intent_jitter: float = 0.0):
+                 train_intents=None, intent_jitter: float = 0.0,
+                 intent_sampling: float = 0.0):
   """grad_fn(params, key) -> (grads, metrics): the gradient one training step takes.
 
   Draws `intents_per_step` training intents uniformly (with replacement) and
@@ -193,6 +227,11 @@ def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int
   neighbouring intents cannot do (an ADDMOD embedding at a frequency that
   grows with p) and one that varies slowly can. Label intents only: a model
   that reads example intents never sees the features.
+
+  intent_sampling: with power a > 0, intents are drawn with probability
+  proportional to task.intent_size(intent) ** a instead of uniformly
+  (`intent_draw_probs`): on ADDMOD, a = 0.5 draws p = 97 48 times as often
+  as p = 2, whose four pairs a uniform draw spends as many steps on.
   """
   intents = task.train_intents if train_intents is None else tuple(train_intents)
   feats = jnp.asarray(task.features(intents))
@@ -204,10 +243,11 @@ def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int
     raise ValueError(f"intent_jitter={jitter} moves the intent features a model reads; "
                      "this model reads example intents instead. Allowed: 0.")
   neighbours = jnp.asarray(intent_neighbours(feats)) if jitter else None
+  probs = intent_draw_probs(task, intents, intent_sampling)
 
   def grad_fn(params, key):
     k_int, k_ex = jax.random.split(key)
-    idx = jax.random.randint(k_int, (intents_per_step,), 0, len(intents))
+    idx = draw_intents(k_int, len(intents), intents_per_step, probs)
     # The jitter's randomness is folded from k_int, so that with jitter 0 a
     # step draws exactly the batch it drew before the option existed.
     u = (jittered_features(jax.random.fold_in(k_int, 1), feats, neighbours, idx, jitter)
@@ -220,19 +260,22 @@ def make_grad_fn(model, task, *, intents_per_step: int, examples_per_intent: int
 
 def make_train_step(model, task, optimizer: optax.GradientTransformation, *,
                     intents_per_step: int, examples_per_intent: int,
-                    train_intents=None, intent_jitter: float = 0.0):
+                    train_intents=None, intent_jitter: float = 0.0,
+                    intent_sampling: float = 0.0):
   """step(state, key) -> (state, metrics); pure, not jitted (jit/vmap it).
 
   Each step draws `intents_per_step` training intents uniformly (with
   replacement) and `examples_per_intent` fresh examples of each
-  (`make_grad_fn`), their features jittered by intent_jitter (there).
+  (`make_grad_fn`), their features jittered by intent_jitter and the draws
+  weighted by intent_sampling (there).
   metrics: {"loss": float32[] (the task loss), "accuracy": float32[]} on that
   batch, and "label_loss" for a model with a label readout
   (`make_objective_fn`).
   """
   grad_fn = make_grad_fn(model, task, intents_per_step=intents_per_step,
                          examples_per_intent=examples_per_intent,
-                         train_intents=train_intents, intent_jitter=intent_jitter)
+                         train_intents=train_intents, intent_jitter=intent_jitter,
+                         intent_sampling=intent_sampling)
 
   def step(state: TrainState, key):
     grads, metrics = grad_fn(state.params, key)
