@@ -74,6 +74,15 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
   for r in rows:
     assert "ood" not in r and set(r["val"]) == {"n=6"}
     np.testing.assert_allclose(r["val_score"], np.mean(r["val"]["n=6"]))
+    # Per training intent too, whose means are the ID means; the markdown
+    # names the intent fitted worst.
+    assert set(r["id"]) == {task.format_intent(i) for i in task.train_intents}
+    np.testing.assert_allclose(np.mean([r["id"][k] for k in r["id"]], 0), r["id_mean"],
+                               rtol=1e-6)
+    worst = min(r["id"], key=lambda k: np.mean(r["id"][k]))
+    assert select.lowest_id(r) == f"{worst} {np.mean(r['id'][worst]):.3f}"
+  assert select.lowest_id({"id": {"p=2": [1.0, 1.0], "p=97": [0.8, 0.9]}}) == "p=97 0.850"
+  assert select.lowest_id({"id": {}}) == "-"
   # A learning rate of 1e-9 leaves the model at its initialisation.
   assert rows[0]["val_score"] != rows[1]["val_score"]
   best = max(rows, key=lambda r: r["val_score"])["candidate"]
@@ -81,6 +90,7 @@ def test_selection_chooses_on_validation_and_never_evaluates_ood(tmp_path, monke
   saved = json.load(open(tmp_path / "selection.json"))
   text = open(tmp_path / "selection.md").read()
   assert saved["chosen"] == out["chosen"] and "OOD intents were not evaluated" in text
+  assert "| lowest ID intent |" in text and select.lowest_id(rows[0]) in text
   # The baseline's validation figure beside the table, from the validation examples only.
   assert drawn == ["val"]
   h = loop.evaluate_heuristics(c, task, splits=("val",))["nearest training intent's rule"]

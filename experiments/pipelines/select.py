@@ -264,7 +264,8 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
           r = loop.train_model(cfg, task_i, name, sub, writer, splits=("id", "val"))
         rows.append({"candidate": i, "overrides": overrides, "model": name,
                      "num_params": r["num_params"], "seeds": r["seeds"], "steps": r["steps"],
-                     "id_mean": r["id_mean"], "val_mean": r["val_mean"], "val": r["val"],
+                     "id_mean": r["id_mean"], "id": r.get("id", {}),
+                     "val_mean": r["val_mean"], "val": r["val"],
                      "val_score": float(np.mean(r["val_mean"])),
                      "val_std": float(np.std(r["val_mean"])),
                      "id_score": float(np.mean(r["id_mean"])) if r["id_mean"] else None,
@@ -306,6 +307,17 @@ def _result(config, task, grid, axes, models, rows, complete, score="val", heuri
           "heuristics_val": heuristics or {}}
 
 
+def lowest_id(row) -> str:
+  """The training intent a row fits worst, "name seed-mean" ("-" if the row
+  holds no per-intent ID figures): a mean over many easy intents can hide
+  one that is not fitted (ADDMOD's ID mean 0.99 with p = 97 at 0.8)."""
+  per_intent = row.get("id") or {}
+  if not per_intent:
+    return "-"
+  name = min(per_intent, key=lambda k: float(np.mean(per_intent[k])))
+  return f"{name} {float(np.mean(per_intent[name])):.3f}"
+
+
 def markdown(result) -> str:
   """selection.md: one row per (candidate, model), the chosen ones in bold."""
   paths = [p for p, _ in result["axes"]]
@@ -315,9 +327,9 @@ def markdown(result) -> str:
            + ("the mean of ID and val" if by_both else "val") + "."
            + ("" if result.get("complete", True) else
               " INCOMPLETE: not every candidate has run; the choice is provisional."), "",
-           "| model | " + " | ".join(paths) + " | params | seeds | ID mean | val mean ± std |"
-           + (" mean of ID and val |" if by_both else ""),
-           "|---|" + "---|" * len(paths) + "---|---|---|---|" + ("---|" if by_both else "")]
+           "| model | " + " | ".join(paths) + " | params | seeds | ID mean | lowest ID intent "
+           "| val mean ± std |" + (" mean of ID and val |" if by_both else ""),
+           "|---|" + "---|" * len(paths) + "---|---|---|---|---|" + ("---|" if by_both else "")]
   for r in result["rows"]:
     picked = result["chosen"][r["model"]]["candidate"] == r["candidate"]
     val = f"{r['val_score']:.3f} ± {r['val_std']:.3f}"
@@ -326,6 +338,7 @@ def markdown(result) -> str:
                  + " | ".join(str(r["overrides"].get(p, "-")) for p in paths)
                  + f" | {r['num_params']:,} | {len(r['seeds'])} | "
                  + ("-" if r["id_score"] is None else f"{r['id_score']:.3f}") + " | "
+                 + lowest_id(r) + " | "
                  + (f"**{val}**" if picked and not by_both else val) + " |"
                  + ((f" **{r['score']:.3f}** |" if picked else f" {r['score']:.3f} |")
                     if by_both else ""))
