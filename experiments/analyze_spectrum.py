@@ -10,7 +10,9 @@ newest checkpoint or at --step):
   two frequencies k of the token axis that carry most of W_E(p)'s power
   (`analysis.clock.frequency_power`): a program family whose k is fixed, or
   (p - 1) / 2, varies smoothly with p; one whose k grows with p must jump
-  between neighbouring primes;
+  between neighbouring primes; and the exact match of its program on all p^2
+  pairs (how well the seed fits that prime: a mean over all training primes
+  can hide a large one that is not fitted);
 * the exact match, on all m^2 pairs, of the programs it synthesizes for the
   odd composite moduli m that lie between two training or validation primes
   with no OOD prime between them (`interpolation_moduli`): moduli no run trains
@@ -58,7 +60,8 @@ def interpolation_moduli(known: Sequence[int], ood: Sequence[int]) -> list[int]:
 
 def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   """{"step", "primes", "moduli", "seeds": {seed: {"top": {p: [[k, share],
-  [k, share]]}, "moduli": {m: exact match}, "moduli_mean"}}} for every seed
+  [k, share]]}, "fit": {p: exact match}, "moduli": {m: exact match},
+  "moduli_mean"}}} for every seed
   of `model` in `workdir` (see the module docstring)."""
   clock_report.read_addmod_config(workdir)
   run = synthesis.load_run(workdir, model, step)
@@ -80,7 +83,8 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   out = {"step": int(run.step), "primes": list(map(int, primes)), "moduli": moduli, "seeds": {}}
   for s, seed in enumerate(run.seeds):
     params = seeds_lib.take(run.params_S, s)
-    w_e = np.asarray(layout.unflatten(task.spec, run.model.apply(params, feats_p))["embed/tok"])
+    theta_p = np.asarray(run.model.apply(params, feats_p))
+    w_e = np.asarray(layout.unflatten(task.spec, theta_p)["embed/tok"])
     top = {}
     for j, p in enumerate(primes):
       share = clock.frequency_power(w_e[j], int(p))
@@ -88,7 +92,9 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
     thetas = np.asarray(run.model.apply(params, feats_m))
     acc = {m: round(clock.program_accuracy(task, thetas[i], m), 4)
            for i, m in enumerate(moduli)}
-    out["seeds"][int(seed)] = {"top": top, "moduli": acc,
+    fit = {int(p): round(clock.program_accuracy(task, theta_p[j], int(p)), 4)
+           for j, p in enumerate(primes)}
+    out["seeds"][int(seed)] = {"top": top, "fit": fit, "moduli": acc,
                                "moduli_mean": round(float(np.mean(list(acc.values()))), 4)}
   return out
 
@@ -105,6 +111,11 @@ def markdown(result: dict) -> str:
     cells = [", ".join(f"{k} ({v:.2f})" for k, v in r["top"][p]) for p in primes]
     lines.append(f"| {seed} | " + " | ".join(cells) + f" | {r['moduli_mean']:.3f} | "
                  + " | ".join(f"{r['moduli'][m]:.2f}" for m in moduli) + " |")
+  lines += ["", "Exact match of each seed's program on all p^2 pairs of each shown prime:", "",
+            "| seed | " + " | ".join(f"p={p}" for p in primes) + " |",
+            "|---" * (1 + len(primes)) + "|"]
+  for seed, r in result["seeds"].items():
+    lines.append(f"| {seed} | " + " | ".join(f"{r['fit'][p]:.3f}" for p in primes) + " |")
   return "\n".join(lines)
 
 

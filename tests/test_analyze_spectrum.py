@@ -1,13 +1,16 @@
 """experiments.analyze_spectrum and clock.frequency_power: planted spectra by
 value, the interpolation moduli of the ADDMOD split, and a run on a tiny
 workdir that synthesizes no OOD prime."""
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import conftest
 
 from experiments import analyze_spectrum
+from neuroprog import synthesis
 from neuroprog.analysis import clock
+from neuroprog.run import seeds as seeds_lib
 
 
 def test_frequency_power_finds_planted_frequencies():
@@ -51,19 +54,26 @@ def test_analysis_of_a_tiny_workdir(addmod_workdir, monkeypatch):
   monkeypatch.setattr(clock, "program_accuracy",
                       lambda task, theta, m: seen.append(m) or original(task, theta, m))
   r = analyze_spectrum.analyze(addmod_workdir, "meta_mlp", step=2, primes=[53, 97])
+  run = synthesis.load_run(addmod_workdir, "meta_mlp", 2)
   assert r["step"] == 2 and r["primes"] == [53, 97] and list(r["seeds"]) == [0, 1]
   # 83 and 89 are OOD here: the gap 79..97 is skipped, and no OOD prime is
   # synthesized or scored.
   assert r["moduli"] == [9, 15, 21, 25, 27, 33, 35, 39, 45, 49, 51, 55, 57, 63, 65, 69, 75,
                          77]
-  assert sorted(set(seen)) == r["moduli"] and not {83, 89} & set(seen)
+  assert sorted(set(seen)) == sorted(r["moduli"] + [53, 97]) and not {83, 89} & set(seen)
   for seed in (0, 1):
     top = r["seeds"][seed]["top"]
     assert set(top) == {53, 97} and len(top[53]) == 2 and 1 <= top[53][0][0] <= 26
     assert top[53][0][1] >= top[53][1][1]
     # 4 steps of training: about chance, 1/m, on every modulus.
     assert r["seeds"][seed]["moduli_mean"] < 0.3
+    # The fit at each shown prime is its program's exact match on all p^2 pairs.
+    params = seeds_lib.take(run.params_S, [0, 1].index(seed))
+    for p in (53, 97):
+      theta = np.asarray(run.model.apply(params, jnp.asarray(run.task.features([p]))))[0]
+      assert r["seeds"][seed]["fit"][p] == round(original(run.task, theta, p), 4)
   assert "| 0 | " in analyze_spectrum.markdown(r)
+  assert f"| 0 | {r['seeds'][0]['fit'][53]:.3f} | " in analyze_spectrum.markdown(r)
   with pytest.raises(ValueError, match=r"--primes \[83\] are not training or validation"):
     analyze_spectrum.analyze(addmod_workdir, "meta_mlp", primes=[83])
   with pytest.raises(ValueError, match=r"no checkpoint of 'meta_mlp' at step 3; it has \[2, 4\]"):
