@@ -13,7 +13,7 @@ reads rest ~ 1. Then, per tensor, the range over every intent of the task
 seed + 1, ...) of std(tensor) / its standard-init std: a standard init
 reads ~ 1, issue 4 asks for 0.5-2. Then per tensor the intent share of
 its variance over the training intents (`structure.intent_share`: 0 when the
-intent does not move the program). With --grads, the gradients at
+intent does not move the program), or over those of --share_intents. With --grads, the gradients at
 initialization on one batch of every training intent: per generated tensor,
 the RMS of dL/dθ over its entries, and per module of the hypernetwork (its
 top-level parameter groups), |dL/dp| / |p| (how far one plain gradient step
@@ -51,6 +51,9 @@ _TRAIN_STEPS = flags.DEFINE_integer("train_steps", 0, "With --updates: training 
                                     "before the update is measured.", lower_bound=0)
 _EXAMPLES = flags.DEFINE_integer("examples", 64, "With --grads or --updates: examples "
                                  "per training intent in the fixed batch.", lower_bound=1)
+_SHARE_INTENTS = flags.DEFINE_list(
+    "share_intents", None, "Training intents the intent share is taken over "
+    "(default: all of them), e.g. p=59,p=67,p=73,p=79,p=97.")
 config_flags.DEFINE_config_file("config", None, "Training configuration file.",
                                 lock_config=True)
 flags.mark_flags_as_required(["config"])
@@ -91,12 +94,22 @@ def scale_report(config, seed: int = 0, keys: int = 1) -> dict[str, dict[str, tu
   return out
 
 
-def intent_report(config, seed: int = 0) -> dict[str, dict[str, float]]:
-  """{model: {tensor: intent share}} of θ at init over the training intents."""
+def intent_report(config, seed: int = 0, intents=None) -> dict[str, dict[str, float]]:
+  """{model: {tensor: intent share}} of θ at init over the training intents,
+  or over `intents` (a subset of them, as the task writes them: "p=59"); the
+  head is calibrated on all training intents either way, as training does."""
   task, models = _hypernetworks(config)
   u = jnp.asarray(task.features(task.train_intents))
+  shown = u
+  if intents:
+    parsed = [task.parse_intent(i) for i in intents]
+    bad = [task.format_intent(i) for i in parsed if i not in task.train_intents]
+    if bad or len(parsed) < 2:
+      raise ValueError(f"--share_intents {bad or list(intents)}: give at least two training "
+                       f"intents; allowed: {[task.format_intent(i) for i in task.train_intents]}.")
+    shown = jnp.asarray(task.features(parsed))
   return {name: structure.intent_share(task.spec, model.apply(
-      model.init(jax.random.key(seed), u), u)) for name, model in models}
+      model.init(jax.random.key(seed), u), shown)) for name, model in models}
 
 
 def grad_report(config, seed: int = 0, examples: int = 64):
@@ -193,8 +206,10 @@ def main(argv):
           f"and {keys} key(s)")
     for tensor, (lo, hi) in tensors.items():
       print(f"  {tensor:24s} {lo:5.2f} - {hi:5.2f}")
-  for name, tensors in intent_report(flags.FLAGS.config, _SEED.value).items():
-    print(f"{name} intent share: tensor  Var over training intents / total")
+  share_over = _SHARE_INTENTS.value
+  for name, tensors in intent_report(flags.FLAGS.config, _SEED.value, share_over).items():
+    print(f"{name} intent share: tensor  Var over "
+          + (", ".join(share_over) if share_over else "training intents") + " / total")
     for tensor, v in tensors.items():
       print(f"  {tensor:24s} {v:5.3f}")
   if _GRADS.value:

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -141,3 +142,30 @@ def test_gradient_report_at_init_on_the_test_config():
   dead = sorted(k for k, v in gnn.items() if v == 0.0)
   assert dead == ["net/dec_node_hidden", "net/dec_node_out", "net/upd_0"], dead
   assert all(v > 1e-3 for k, v in gnn.items() if k not in dead)
+
+
+def test_intent_share_over_a_subset_of_training_intents():
+  """init_structure.intent_report over some training intents: the share of
+  θ that varies between those programs, the head still calibrated on all
+  training intents; a subset that is not training intents is refused."""
+  from neuroprog import meta  # pylint: disable=g-import-not-at-top
+  from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
+  c = test_config.get_config()
+  c.update(task="addmod", models=("meta_mlp",),
+           model_configs={"meta_mlp": {"hidden": 8, "depth": 1}},
+           learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83", "p=89"),
+           val_intents=("p=53",))
+  large = ["p=59", "p=67", "p=73", "p=79", "p=97"]
+  every = init_structure.intent_report(c)["meta_mlp"]
+  few = init_structure.intent_report(c, intents=large)["meta_mlp"]
+  task = loop.build_task(c)
+  model = meta.create("meta_mlp", task.spec, task.feature_dim, dict(c.model_configs.meta_mlp))
+  u = jnp.asarray(task.features(task.train_intents))
+  theta = model.apply(model.init(jax.random.key(0), u),
+                      jnp.asarray(task.features([59, 67, 73, 79, 97])))
+  assert few == pytest.approx(structure.intent_share(task.spec, np.asarray(theta)))
+  # The large primes' features differ by a few hundredths: their programs
+  # share far less of θ's variance than all training primes' do.
+  assert few["embed/tok"] < 0.25 * every["embed/tok"]
+  with pytest.raises(ValueError, match=r"--share_intents \['p=83'\]: give at least two"):
+    init_structure.intent_report(c, intents=["p=83", "p=97"])
