@@ -12,7 +12,9 @@ newest checkpoint or at --step):
   (p - 1) / 2, varies smoothly with p; one whose k grows with p must jump
   between neighbouring primes; and the exact match of its program on all p^2
   pairs (how well the seed fits that prime: a mean over all training primes
-  can hide a large one that is not fitted);
+  can hide a large one that is not fitted), with where it fails (`clock.
+  program_errors`: on pairs whose sum wraps or not, and the commonest offsets
+  of a wrong answer, ±1 for a frequency-1 clock, ±2 at k = (p - 1) / 2);
 * the exact match, on all m^2 pairs, of the programs it synthesizes for the
   odd composite moduli m that lie between two training or validation primes
   with no OOD prime between them (`interpolation_moduli`): moduli no run trains
@@ -60,7 +62,8 @@ def interpolation_moduli(known: Sequence[int], ood: Sequence[int]) -> list[int]:
 
 def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   """{"step", "primes", "moduli", "seeds": {seed: {"top": {p: [[k, share],
-  [k, share]]}, "fit": {p: exact match}, "moduli": {m: exact match},
+  [k, share]]}, "fit": {p: exact match}, "errors": {p: {"wrap", "no_wrap",
+  "offsets"}} (`clock.program_errors`), "moduli": {m: exact match},
   "moduli_mean"}}} for every seed
   of `model` in `workdir` (see the module docstring)."""
   clock_report.read_addmod_config(workdir)
@@ -92,9 +95,13 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
     thetas = np.asarray(run.model.apply(params, feats_m))
     acc = {m: round(clock.program_accuracy(task, thetas[i], m), 4)
            for i, m in enumerate(moduli)}
-    fit = {int(p): round(clock.program_accuracy(task, theta_p[j], int(p)), 4)
-           for j, p in enumerate(primes)}
-    out["seeds"][int(seed)] = {"top": top, "fit": fit, "moduli": acc,
+    errors = {int(p): clock.program_errors(task, theta_p[j], int(p))
+              for j, p in enumerate(primes)}
+    out["seeds"][int(seed)] = {
+        "top": top, "fit": {p: round(e.accuracy, 4) for p, e in errors.items()},
+        "errors": {p: {"wrap": round(e.wrap_error, 4), "no_wrap": round(e.no_wrap_error, 4),
+                       "offsets": e.offsets} for p, e in errors.items()},
+        "moduli": acc,
                                "moduli_mean": round(float(np.mean(list(acc.values()))), 4)}
   return out
 
@@ -111,11 +118,19 @@ def markdown(result: dict) -> str:
     cells = [", ".join(f"{k} ({v:.2f})" for k, v in r["top"][p]) for p in primes]
     lines.append(f"| {seed} | " + " | ".join(cells) + f" | {r['moduli_mean']:.3f} | "
                  + " | ".join(f"{r['moduli'][m]:.2f}" for m in moduli) + " |")
-  lines += ["", "Exact match of each seed's program on all p^2 pairs of each shown prime:", "",
+  lines += ["", "Exact match of each seed's program on all p^2 pairs of each shown prime "
+            "(share wrong where a + b wraps / where it does not; the commonest offsets d "
+            "of a wrong answer, prediction = y + d mod p):", "",
             "| seed | " + " | ".join(f"p={p}" for p in primes) + " |",
             "|---" * (1 + len(primes)) + "|"]
   for seed, r in result["seeds"].items():
-    lines.append(f"| {seed} | " + " | ".join(f"{r['fit'][p]:.3f}" for p in primes) + " |")
+    cells = []
+    for p in primes:
+      e = r["errors"][p]
+      off = ", ".join(f"{d:+d}" for d in list(e["offsets"])[:2])
+      cells.append(f"{r['fit'][p]:.3f} ({e['wrap']:.2f} / {e['no_wrap']:.2f}"
+                   + (f"; {off}" if off else "") + ")")
+    lines.append(f"| {seed} | " + " | ".join(cells) + " |")
   return "\n".join(lines)
 
 

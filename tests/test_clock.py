@@ -138,3 +138,21 @@ def test_closed_form_reconstruction_and_program_accuracy():
   assert acc[5]["synthesized"] == pytest.approx(1 / 5)
   with pytest.raises(ValueError, match="shape"):
     clock.replace_embedding(spec, theta, np.zeros((3, 3)))
+
+
+def test_program_errors_split_wrapping_pairs_and_offsets(monkeypatch):
+  """program_errors on planted predictions: right wherever a + b < p, off by
+  +2 where the sum wraps (the error of the k = (p - 1) / 2 family), and one
+  non-wrapping pair off by -1; p = 11."""
+  task, p = tasks.get("addmod"), 11
+  x, y, valid = (np.asarray(v) for v in task.all_pairs(p))
+  wraps = x[:, 0] + x[:, 1] >= p
+  pred = np.where(wraps, (y + 2) % p, y)
+  first_no_wrap = np.flatnonzero(valid & ~wraps)[3]
+  pred[first_no_wrap] = (y[first_no_wrap] - 1) % p
+  monkeypatch.setattr(clock, "_all_pairs_predict", lambda t: lambda theta, q: pred)
+  e = clock.program_errors(task, np.zeros(3, np.float32), p)
+  n_wrap, n_no_wrap = p * (p - 1) // 2, p * (p + 1) // 2
+  assert e.wrap_error == 1.0 and e.no_wrap_error == pytest.approx(1 / n_no_wrap)
+  assert e.offsets == {2: n_wrap, -1: 1}
+  assert e.accuracy == pytest.approx(1 - (n_wrap + 1) / p ** 2)

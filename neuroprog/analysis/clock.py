@@ -390,6 +390,53 @@ def program_accuracy(task, theta, p: int) -> float:
   return float(_all_pairs_eval(task)(jnp.asarray(theta, jnp.float32), jnp.int32(p)))
 
 
+@functools.lru_cache(maxsize=None)
+def _all_pairs_predict(task):
+  """Jitted predictions int32[97^2] of θ on `AddMod.all_pairs(p)` (the task's
+  own argmax over classes 0..p-1), one compilation for every prime."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  from neuroprog import programs  # pylint: disable=g-import-not-at-top
+
+  @jax.jit
+  def run(theta_T, p):
+    x, _, _ = task.all_pairs(p)
+    logits = programs.execute(task.spec, theta_T, x)
+    return task.predict(logits[None], jnp.reshape(p, (1, 1)))[0]
+  return run
+
+
+class ProgramErrors(NamedTuple):
+  """Where an ADDMOD program fails on the p^2 pairs of p (`program_errors`)."""
+  accuracy: float        # exact match over all pairs
+  wrap_error: float      # share wrong among pairs with a + b >= p
+  no_wrap_error: float   # share wrong among pairs with a + b < p
+  offsets: dict          # {d: count} of wrong pairs by d = (prediction - y) mod p,
+                         # written in -p//2..p//2, most common first
+
+
+def program_errors(task, theta, p: int, top: int = 3) -> ProgramErrors:
+  """Errors of the ADDMOD program θ float32[T] on all p^2 pairs: how often it
+  is wrong where the sum wraps and where it does not, and by how much the
+  wrong answers are off (a program at clock frequency k confuses y with the
+  y + d whose phase 2 pi k d / p is nearest a full turn: d = ±1 at k = 1,
+  ±2 at k = (p - 1) / 2)."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  pred = np.asarray(_all_pairs_predict(task)(jnp.asarray(theta, jnp.float32), jnp.int32(p)))
+  x, y, valid = (np.asarray(v) for v in task.all_pairs(p))
+  wraps = x[:, 0] + x[:, 1] >= p
+  wrong = (pred != y) & valid
+  d = (pred - y) % p
+  d = np.where(d > p // 2, d - p, d)[wrong]
+  values, counts = np.unique(d, return_counts=True)
+  order = np.argsort(-counts, kind="stable")[:top]
+  return ProgramErrors(
+      accuracy=float(1.0 - wrong.sum() / valid.sum()),
+      wrap_error=float(wrong[valid & wraps].mean()) if (valid & wraps).any() else 0.0,
+      no_wrap_error=float(wrong[valid & ~wraps].mean()),
+      offsets={int(values[i]): int(counts[i]) for i in order})
+
+
 def replace_embedding(spec, theta, W_E) -> np.ndarray:
   """θ float32[T] with its token-embedding tensor replaced by W_E [V, D]."""
   from neuroprog.programs import layout as layout_lib  # pylint: disable=g-import-not-at-top
