@@ -228,6 +228,19 @@ WARMUP_STEPS = {"meta_gnn": 500}
 # against 1.000 / 0.577 ± 0.066), so it is Meta-MLP's alone. OOD, read once after, in
 # `addmod_table_cpu.py`'s 10-seed protocol: 0.769 ± 0.090 against 0.773 ±
 # 0.111 before (23 and 47 up, 83 and 89 down; BUILD_NOTES.md).
+# Offered since and not chosen (sixty-first session, same host kind, 5 seeds;
+# ID / val against the configured 0.992 / 0.923 ± 0.086; BUILD_NOTES.md "Which
+# primes training draws decides the program family"): training primes drawn
+# with probability proportional to (p^2)^power (`config.intent_sampling`) by
+#   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
+#     --models=meta_mlp --grid="intent_sampling=0.5,1.0"
+# and with "=0.25", "=0.5;learning_rates.meta_mlp=1.6e-2" (0.960 / 0.851 ±
+# 0.019, 0.831 / 0.771, 0.981 / 0.867, 0.970 / 0.898 ± 0.035: every seed then
+# draws a frequency-1 clock and none collapses, but the large primes are not
+# fitted), Meta-GNN with "=0.5" (0.633 / 0.424 against 0.962 / 0.809);
+# Meta-MLP's `model_configs.meta_mlp.intent_input=balanced` (0.975 / 0.820)
+# and depth 1 or 3 (0.985 / 0.795, 0.966 / 0.898); and 5,000 steps instead of
+# the CPU protocol's 2,500 (`--grid="steps=5000"`: 0.993 / 0.925 ± 0.089).
 INTENT_JITTER = {"meta_mlp": 0.1}
 TASK_SPECIFIC_META_GNN = ("learning_rates", "warmup_steps_by_model", "optimizer_by_model",
                           "intent_film")
