@@ -13,8 +13,9 @@ reads rest ~ 1. Then, per tensor, the range over every intent of the task
 seed + 1, ...) of std(tensor) / its standard-init std: a standard init
 reads ~ 1, issue 4 asks for 0.5-2. Then per tensor the intent share of
 its variance over the training intents (`structure.intent_share`: 0 when the
-intent does not move the program), or over those of --share_intents. With --grads, the gradients at
-initialization on one batch of every training intent: per generated tensor,
+intent does not move the program), or over those of --share_intents. With
+--grads, the gradients at initialization on one batch of every training
+intent: per generated tensor,
 the RMS of dL/dθ over its entries, and per module of the hypernetwork (its
 top-level parameter groups), |dL/dp| / |p| (how far one plain gradient step
 would move that module, relative to its size). With --updates, what one

@@ -963,6 +963,16 @@ def test_a_workdir_from_before_an_option_is_rebuilt_as_it_ran(tmp_path):
   config.model_configs.meta_gnn.norm = "post"
   assert workdir_lib.differences(str(tmp_path / "wd"), config, added_keys=loop.ADDED_KEYS,
                                  fill_stored=loop.fill_added_options) == {}
+  # A Meta-MLP workdir from before its intent options compares equal.
+  config = loop.default_config(task="sumfirst", models=("meta_mlp",))
+  old = json.loads(workdir_lib.config_json(config))
+  for key in ("intent_input", "intent_scale"):
+    del old["model_configs"]["meta_mlp"][key]
+  (tmp_path / "wd_mlp").mkdir()
+  with open(tmp_path / "wd_mlp" / "config.json", "w") as f:
+    json.dump(old, f)
+  assert workdir_lib.differences(str(tmp_path / "wd_mlp"), config, added_keys=loop.ADDED_KEYS,
+                                 fill_stored=loop.fill_added_options) == {}
   # Every added option is one its model has (a renamed option would leave a
   # stale entry here that fills nothing).
   for name, options in loop.ADDED_MODEL_OPTIONS.items():

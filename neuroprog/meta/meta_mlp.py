@@ -18,10 +18,8 @@ class MetaMLPNet(nn.Module):
   """u float32[B, F] -> raw float32[B, T]: `depth` GELU layers, a
   parameter-free layer norm (so raw outputs have unit scale across slots at
   init), then one dense layer to all T slots. The intent enters multiplied by
-  `intent_scale`: the first layer's pre-activations then move that much
-  faster with the intent, so nearby intents (ADDMOD's primes 59-97, whose
-  raw features differ by a few hundredths) start with programs that differ
-  instead of one shared program."""
+  `intent_scale` (Meta-GNN's option of that name), which sets how fast the
+  first layer's pre-activations move with the intent."""
   hidden: int
   depth: int
   n_out: int
