@@ -32,6 +32,9 @@ def test_initial_state_is_the_init_seeds_start():
   assert max(float(np.abs(a - b).max()) for a, b in zip(_leaves(got), _leaves(other))) > 1e-3
 
 
+# CI budget: a diagnostic benchmark trained end to end (20-25 s of one worker);
+# its initial-state and seed checks above stay in make test. Runs in make test-slow.
+@pytest.mark.slow
 def test_lanes_train_and_read_validation_only(monkeypatch):
   config = test_config.get_config()
   config.steps, config.log_every = 12, 4   # three chunks, short enough for make test

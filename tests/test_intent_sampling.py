@@ -58,11 +58,10 @@ def _grads(**kwargs):
   return jax.tree_util.tree_leaves(grads)
 
 
-def test_zero_power_is_the_step_without_the_option_and_a_power_moves_it():
-  before, zero, weighted = _grads(), _grads(intent_sampling=0.0), _grads(intent_sampling=1.0)
-  for a, b in zip(before, zero):
+def test_zero_power_is_the_step_without_the_option():
+  # (That a power > 0 changes training: the Trainer test below.)
+  for a, b in zip(_grads(), _grads(intent_sampling=0.0)):
     np.testing.assert_array_equal(a, b)
-  assert max(float(np.abs(a - c).max()) for a, c in zip(before, weighted)) > 1e-4
 
 
 def test_config_per_model_power_and_bad_values():

@@ -771,6 +771,10 @@ def test_arc1d_snaps_estimates_to_the_nearest_intent():
   np.testing.assert_array_equal(snapped[2], exact[2])
 
 
+# CI budget (about 20 s of one worker): the readout itself is checked by
+# test_label_readout_is_a_training_target_only; this variant, the direct
+# in-context model carrying it, runs in make test-slow.
+@pytest.mark.slow
 def test_in_context_model_has_the_same_readout():
   config = loop.default_config(task="arc1d", models=("direct",), intent="examples", shots=3,
                                model_configs={"direct": {"d_model": 16, "n_layers": 1}},

@@ -43,6 +43,9 @@ def test_update_effects_on_a_linear_generator_and_a_quadratic_loss():
       lr * np.linalg.norm(g[sl]) / np.linalg.norm(theta0[sl]), rel=1e-4)
 
 
+# CI budget (about a minute of one worker on a slow hour): a diagnostic command's
+# report; the analysis it prints is checked by value above. Runs in make test-slow.
+@pytest.mark.slow
 def test_update_report_at_init_finds_the_closed_bias_path():
   """At init Adam's first step is -lr sign(g) at the peak rate. The output
   head's gain of every bias tensor starts at 0, so the modules that only feed
