@@ -37,17 +37,24 @@ def require_shared(sub):
   return path
 
 
-def train_tiny_addmod(workdir: str, **overrides) -> str:
-  """Trains a tiny ADDMOD workdir (Meta-MLP of width 8, OOD 83 and 89,
-  validation 53, 4 steps) for the analysis commands' tests; returns workdir."""
+def tiny_addmod_config(**overrides):
+  """The test config on ADDMOD: Meta-MLP of width 8, OOD 83 and 89,
+  validation 53, 1 seed x 4 steps; `overrides` update it."""
   from experiments.configs import test as test_config  # pylint: disable=g-import-not-at-top
-  from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
   c = test_config.get_config()
   c.update(task="addmod", models=("meta_mlp",),
            model_configs={"meta_mlp": {"hidden": 8, "depth": 1}},
            learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83", "p=89"),
-           val_intents=("p=53",), seeds=1, steps=4, log_every=2,
-           checkpoint_every=4, eval_examples=16)
+           val_intents=("p=53",), seeds=1, steps=4)
+  c.update(overrides)
+  return c
+
+
+def train_tiny_addmod(workdir: str, **overrides) -> str:
+  """Trains a tiny ADDMOD workdir (`tiny_addmod_config`, evaluated on 16
+  examples) for the analysis commands' tests; returns workdir."""
+  from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
+  c = tiny_addmod_config(log_every=2, checkpoint_every=4, eval_examples=16)
   c.update(overrides)
   loop.train_and_evaluate(c, workdir)
   return workdir

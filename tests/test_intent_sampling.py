@@ -7,6 +7,7 @@ import numpy as np
 import optax
 import pytest
 
+import conftest
 from experiments.configs import test as test_config
 from experiments.pipelines import select
 from neuroprog import tasks
@@ -14,14 +15,7 @@ from neuroprog.train import loop
 from neuroprog.train import step as step_lib
 
 
-def _addmod_config(**values):
-  c = test_config.get_config()
-  c.update(task="addmod", models=("meta_mlp",),
-           model_configs={"meta_mlp": {"hidden": 8, "depth": 1}},
-           learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83", "p=89"),
-           val_intents=("p=53",), seeds=1, steps=4)
-  c.update(values)
-  return c
+_addmod_config = conftest.tiny_addmod_config
 
 
 def test_draw_probabilities_follow_the_intent_size():

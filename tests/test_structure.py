@@ -150,11 +150,8 @@ def test_intent_share_over_a_subset_of_training_intents():
   training intents; a subset that is not training intents is refused."""
   from neuroprog import meta  # pylint: disable=g-import-not-at-top
   from neuroprog.train import loop  # pylint: disable=g-import-not-at-top
-  c = test_config.get_config()
-  c.update(task="addmod", models=("meta_mlp",),
-           model_configs={"meta_mlp": {"hidden": 8, "depth": 1}},
-           learning_rates={"meta_mlp": 1e-3}, ood_intents=("p=83", "p=89"),
-           val_intents=("p=53",))
+  import conftest  # pylint: disable=g-import-not-at-top
+  c = conftest.tiny_addmod_config()
   large = ["p=59", "p=67", "p=73", "p=79", "p=97"]
   every = init_structure.intent_report(c)["meta_mlp"]
   few = init_structure.intent_report(c, intents=large)["meta_mlp"]

@@ -365,35 +365,11 @@ def pca_embedding(fit: TrajectoryFit, p: int, k: Optional[int] = None) -> np.nda
 
 
 @functools.lru_cache(maxsize=None)
-def _all_pairs_eval(task):
-  """Jitted exact match of θ on every pair of p, with the ADDMOD task's own
-  inputs (`AddMod.all_pairs`, a fixed 97^2 batch, so every prime reuses one
-  compilation) and scorer (`AddMod.exact_match`)."""
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from neuroprog import programs  # pylint: disable=g-import-not-at-top
-
-  @jax.jit
-  def run(theta_T, p):
-    x, y, valid = task.all_pairs(p)
-    logits = programs.execute(task.spec, theta_T, x)
-    hit = task.exact_match(logits[None], y[None], jnp.reshape(p, (1, 1)))[0]
-    return jnp.sum(hit * valid) / jnp.sum(valid)
-  return run
-
-
-def program_accuracy(task, theta, p: int) -> float:
-  """Exact match of the ADDMOD program θ float32[T] (for `task.spec`) on all
-  p^2 pairs (a, b): the task's exact match, the argmax over logits 0..p-1 at
-  the "=" position equals (a + b) mod p."""
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  return float(_all_pairs_eval(task)(jnp.asarray(theta, jnp.float32), jnp.int32(p)))
-
-
-@functools.lru_cache(maxsize=None)
 def _all_pairs_predict(task):
-  """Jitted predictions int32[97^2] of θ on `AddMod.all_pairs(p)` (the task's
-  own argmax over classes 0..p-1), one compilation for every prime."""
+  """Jitted predictions int32[97^2] of θ on every pair of p, with the ADDMOD
+  task's own inputs (`AddMod.all_pairs`, a fixed 97^2 batch, so every prime
+  reuses one compilation) and its argmax over classes 0..p-1 (`predict`,
+  whose equality with y is the task's exact match)."""
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   from neuroprog import programs  # pylint: disable=g-import-not-at-top
@@ -404,6 +380,22 @@ def _all_pairs_predict(task):
     logits = programs.execute(task.spec, theta_T, x)
     return task.predict(logits[None], jnp.reshape(p, (1, 1)))[0]
   return run
+
+
+def _predictions(task, theta, p: int):
+  """(pred, x, y, valid), numpy arrays over the 97^2 pair batch of p."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  pred = np.asarray(_all_pairs_predict(task)(jnp.asarray(theta, jnp.float32), jnp.int32(p)))
+  x, y, valid = (np.asarray(v) for v in task.all_pairs(p))
+  return pred, x, y, valid
+
+
+def program_accuracy(task, theta, p: int) -> float:
+  """Exact match of the ADDMOD program θ float32[T] (for `task.spec`) on all
+  p^2 pairs (a, b): the task's exact match, the argmax over logits 0..p-1 at
+  the "=" position equals (a + b) mod p."""
+  pred, _, y, valid = _predictions(task, theta, p)
+  return float(((pred == y) & valid).sum() / valid.sum())
 
 
 class ProgramErrors(NamedTuple):
@@ -421,9 +413,7 @@ def program_errors(task, theta, p: int, top: int = 3) -> ProgramErrors:
   wrong answers are off (a program at clock frequency k confuses y with the
   y + d whose phase 2 pi k d / p is nearest a full turn: d = ±1 at k = 1,
   ±2 at k = (p - 1) / 2)."""
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  pred = np.asarray(_all_pairs_predict(task)(jnp.asarray(theta, jnp.float32), jnp.int32(p)))
-  x, y, valid = (np.asarray(v) for v in task.all_pairs(p))
+  pred, x, y, valid = _predictions(task, theta, p)
   wraps = x[:, 0] + x[:, 1] >= p
   wrong = (pred != y) & valid
   d = (pred - y) % p

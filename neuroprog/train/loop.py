@@ -573,6 +573,13 @@ def intent_jitter(config, name: Optional[str] = None) -> float:
   return step_lib.check_intent_jitter(value, where)
 
 
+def intent_sampling(config, name: Optional[str] = None) -> float:
+  """Model entry `name`'s intent-draw power (None: the config-wide one):
+  config.intent_sampling_by_model[name], else config.intent_sampling."""
+  value, where = _model_value(config, "intent_sampling", name)
+  return step_lib.check_intent_sampling(value, where)
+
+
 def rate_schedule(config, name):
   """Model entry `name`'s Adam rate: a float ("constant") or an optax
   schedule step -> rate ("cosine": warm-up from 0, then cosine decay to 1%)."""
@@ -637,12 +644,6 @@ def clip_by_part(max_norm: float) -> optax.GradientTransformation:
   update by a factor set by the reader's gradient."""
   clip = optax.clip_by_global_norm(max_norm)
   return optax.multi_transform({"learner": clip, "reader": clip}, _part_labels)
-
-def intent_sampling(config, name: Optional[str] = None) -> float:
-  """Model entry `name`'s intent-draw power (None: the config-wide one):
-  config.intent_sampling_by_model[name], else config.intent_sampling."""
-  value, where = _model_value(config, "intent_sampling", name)
-  return step_lib.check_intent_sampling(value, where)
 
 
 class Trainer:

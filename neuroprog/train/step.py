@@ -164,15 +164,21 @@ def jittered_features(key, feats_IxF, neighbours_IxK, idx_B, jitter: float):
   return feats_IxF[idx_B] + lam * (feats_IxF[other] - feats_IxF[idx_B])
 
 
+def _number_in(value, name: str, maximum: float, meaning: str) -> float:
+  """value as a float; ValueError naming it unless it is a number (not a
+  bool) in 0..maximum. `meaning` ends the message: what the value does."""
+  if isinstance(value, bool) or not isinstance(value, (int, float)) \
+      or not 0.0 <= float(value) <= maximum:
+    raise ValueError(f"{name}={value!r}; allowed: a number in 0..{maximum:g} ({meaning}).")
+  return float(value)
+
+
 def check_intent_jitter(jitter, name: str = "intent_jitter") -> float:
   """jitter as a float; ValueError unless 0 <= jitter <= MAX_INTENT_JITTER."""
-  if isinstance(jitter, bool) or not isinstance(jitter, (int, float)) \
-      or not 0.0 <= float(jitter) <= MAX_INTENT_JITTER:
-    raise ValueError(f"{name}={jitter!r}; allowed: a number in 0..{MAX_INTENT_JITTER} "
-                     "(the fraction of the way to a neighbouring training intent; 0: off, "
-                     f"{MAX_INTENT_JITTER}: halfway, where the neighbour's own program is "
-                     "as near).")
-  return float(jitter)
+  return _number_in(jitter, name, MAX_INTENT_JITTER,
+                    "the fraction of the way to a neighbouring training intent; 0: off, "
+                    f"{MAX_INTENT_JITTER}: halfway, where the neighbour's own program is "
+                    "as near")
 
 
 MAX_INTENT_SAMPLING = 1.0
@@ -180,12 +186,9 @@ MAX_INTENT_SAMPLING = 1.0
 
 def check_intent_sampling(power, name: str = "intent_sampling") -> float:
   """power as a float; ValueError unless 0 <= power <= MAX_INTENT_SAMPLING."""
-  if isinstance(power, bool) or not isinstance(power, (int, float)) \
-      or not 0.0 <= float(power) <= MAX_INTENT_SAMPLING:
-    raise ValueError(f"{name}={power!r}; allowed: a number in 0..{MAX_INTENT_SAMPLING:g} "
-                     "(training intents drawn with probability proportional to "
-                     "intent_size ** power; 0: uniform, 0.5 on ADDMOD: proportional to p).")
-  return float(power)
+  return _number_in(power, name, MAX_INTENT_SAMPLING,
+                    "training intents drawn with probability proportional to "
+                    "intent_size ** power; 0: uniform, 0.5 on ADDMOD: proportional to p")
 
 
 def intent_draw_probs(task, intents, power: float) -> np.ndarray | None:
