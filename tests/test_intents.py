@@ -209,7 +209,7 @@ def wrapped_mlp():
   task = loop.build_task(config)
   model = loop.create_model(config, task, "meta_mlp")
   key = jax.random.key(0)
-  params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
+  params = jax.jit(model.init)(key, step_lib.probe_intents(model, task, key, task.train_intents))
   return task, model, params
 
 
@@ -480,29 +480,31 @@ def test_label_readout_is_a_training_target_only():
                                 + 9 * task.feature_dim)
   ip = jnp.asarray(task.intent_params(task.train_intents[:4]))
   feats = jnp.asarray(task.features(task.train_intents[:4]))
+  # Forward passes only: compiling the objective's gradient through the arc1d
+  # Transformer would double this test's time, and the gradient checks below
+  # need only the readout term's.
   objective = step_lib.make_objective_fn(model, task, 4)
-  (total, metrics), grads = jax.jit(jax.value_and_grad(objective, has_aux=True))(
-      params, jax.random.key(1), feats, ip)
+  total, metrics = jax.jit(objective)(params, jax.random.key(1), feats, ip)
   # The readout loss by hand, on the support sets the step drew.
-  support = step_lib.draw(model, task, jax.random.key(1), feats, ip, 4)[0]
-  u = model.encode(params, support)
+  # Jitted, as everything below: op by op, the draw, the encoder and its
+  # gradient took three quarters of this test's time.
+  support = jax.jit(lambda k: step_lib.draw(model, task, k, feats, ip, 4)[0])(jax.random.key(1))
+  u = jax.jit(model.encode)(params, support)
   pred = u @ params["label_head"]["kernel"] + params["label_head"]["bias"]
   by_hand = float(jnp.mean(jnp.sum((pred - feats) ** 2, -1)))
   np.testing.assert_allclose(float(metrics["label_loss"]), by_hand, rtol=1e-4)
   np.testing.assert_allclose(float(total), float(metrics["loss"]) + 0.5 * by_hand, rtol=1e-5)
   # Without the weight, the same params give the same task loss and no readout term.
   plain = dataclasses.replace(model, label_weight=0.0)
-  (total0, metrics0), _ = jax.jit(jax.value_and_grad(
-      step_lib.make_objective_fn(plain, task, 4), has_aux=True))(
-          params, jax.random.key(1), feats, ip)
+  total0, metrics0 = jax.jit(step_lib.make_objective_fn(plain, task, 4))(
+      params, jax.random.key(1), feats, ip)
   np.testing.assert_allclose(float(total0), float(metrics["loss"]), rtol=1e-5)
   assert "label_loss" not in metrics0
   # The readout term alone: gradient in the encoder and the head, none in the learner.
-  g = jax.grad(lambda p: intents.label_loss(model, p, support, feats))(params)
+  g = jax.jit(jax.grad(lambda p: intents.label_loss(model, p, support, feats)))(params)
   assert float(jnp.abs(g["encoder"]["token"]["embedding"]).max()) > 0
   assert float(jnp.abs(g["label_head"]["kernel"]).max()) > 0
   assert all(float(jnp.abs(a).max()) == 0 for a in jax.tree_util.tree_leaves(g["learner"]))
-  assert float(jnp.abs(grads["label_head"]["kernel"]).max()) > 0
 
 
 def test_learner_can_read_the_label_readout_instead_of_u():
@@ -517,9 +519,11 @@ def test_learner_can_read_the_label_readout_instead_of_u():
   params = model.init(key, step_lib.probe_intents(model, task, key, task.train_intents))
   ip = jnp.asarray(task.intent_params(task.train_intents[:3]))
   feats = jnp.asarray(task.features(task.train_intents[:3]))
-  support = step_lib.draw(model, task, jax.random.key(1), feats, ip, 0)[0]
-  readout = model.label_prediction(params, support)
-  theta = model.apply(params, support)
+  # Jitted: op by op, each encoder pass takes seconds.
+  support = jax.jit(lambda k: step_lib.draw(model, task, k, feats, ip, 0)[0])(jax.random.key(1))
+  readout = jax.jit(model.label_prediction)(params, support)
+  apply = jax.jit(model.apply)
+  theta = apply(params, support)
   # rtol too: the two paths fuse differently, and on some CPUs (an AMD EPYC) an
   # entry near 2 differs by 5e-5 of itself.
   np.testing.assert_allclose(
@@ -527,7 +531,7 @@ def test_learner_can_read_the_label_readout_instead_of_u():
   # The readout is what θ depends on: another readout head, another θ.
   moved = jax.tree_util.tree_map(lambda a: a, params)
   moved["label_head"] = {**params["label_head"], "bias": params["label_head"]["bias"] + 1.0}
-  assert float(jnp.abs(model.apply(moved, support) - theta).max()) > 1e-4
+  assert float(jnp.abs(apply(moved, support) - theta).max()) > 1e-4
   with pytest.raises(ValueError, match="needs a label loss weight > 0"):
     intents.wrap(model.learner, task.spec, 2, {"width": 8, "heads": 2, "out_dim": 8},
                  pad=task.pad, vocab_size=11, label_input=True)
@@ -638,26 +642,45 @@ def test_teacher_feed_trains_the_learner_on_true_labels_and_synthesizes_from_the
   params = step_lib.init_state(teacher, task, optax.sgd(0.1), key).params
   ip = jnp.asarray(task.intent_params(task.train_intents[:3]))
   feats = jnp.asarray(task.features(task.train_intents[:3]))
-  support = step_lib.draw(teacher, task, jax.random.key(1), feats, ip, 0)[0]
+  support = jax.jit(lambda k: step_lib.draw(teacher, task, k, feats, ip, 0)[0])(
+      jax.random.key(1))
   learner = lambda u: teacher.learner._apply(params["learner"], u)  # pylint: disable=protected-access
+
+  # Every forward quantity below from one jitted program: op by op, each
+  # encoder pass took seconds.
+  @jax.jit
+  def forward(p, support):
+    return {"teacher": teacher.apply(p, support), "snapped": snapped.apply(p, support),
+            "input": teacher.intent_input(p, support),
+            "theta_and_readout": teacher.theta_and_labels(p, support, feats),
+            "learner_on_labels": learner(feats),
+            "readout": teacher.label_prediction(p, support),
+            "snapped_given_labels": snapped.theta_and_labels(p, support, feats)[0],
+            "snapped_alone": snapped.theta_and_labels(p, support)[0]}
+  out = forward(params, support)
   # Synthesis: the snapped readout, as the snapped feed reads it.
-  np.testing.assert_array_equal(teacher.apply(params, support), snapped.apply(params, support))
-  assert not np.allclose(teacher.intent_input(params, support), feats)
+  np.testing.assert_array_equal(out["teacher"], out["snapped"])
+  assert not np.allclose(out["input"], feats)
   # Training: the true labels.
-  theta, readout = teacher.theta_and_labels(params, support, feats)
-  np.testing.assert_allclose(theta, learner(feats), atol=1e-5)
-  np.testing.assert_array_equal(readout, teacher.label_prediction(params, support))
+  theta, readout = out["theta_and_readout"]
+  np.testing.assert_allclose(theta, out["learner_on_labels"], atol=1e-5)
+  np.testing.assert_array_equal(readout, out["readout"])
   objective = step_lib.make_objective_fn(teacher, task, 4)
-  grads = jax.grad(lambda p: objective(p, jax.random.key(1), feats, ip)[0])(params)
-  task_only = step_lib.make_objective_fn(
-      dataclasses.replace(teacher, label_weight=1e-30), task, 4)
-  g_task = jax.grad(lambda p: task_only(p, jax.random.key(1), feats, ip)[0])(params)
+  # The whole objective's gradient and the task loss's alone, from one jitted
+  # program (one forward pass, two backward passes): compiling the arc1d
+  # Transformer's gradient is most of this test's time.
+  def objective_and_task_grads(p):
+    _, pullback = jax.vjp(
+        lambda q: (lambda total, m: (total, m["loss"]))(
+            *objective(q, jax.random.key(1), feats, ip)), p)
+    one, zero = jnp.float32(1.0), jnp.float32(0.0)
+    return pullback((one, zero))[0], pullback((zero, one))[0]
+  grads, g_task = jax.jit(objective_and_task_grads)(params)
   biggest = lambda tree: max(float(jnp.abs(a).max()) for a in jax.tree_util.tree_leaves(tree))
   assert biggest(g_task["encoder"]) < 1e-20 and biggest(g_task["learner"]) > 1e-3
   assert biggest(grads["encoder"]) > 1e-3 and biggest(grads["label_head"]) > 1e-3
   # Other feeds ignore the true labels.
-  np.testing.assert_array_equal(snapped.theta_and_labels(params, support, feats)[0],
-                                snapped.theta_and_labels(params, support)[0])
+  np.testing.assert_array_equal(out["snapped_given_labels"], out["snapped_alone"])
   with pytest.raises(ValueError, match="needs the task's snap_features"):
     intents.check_label_feed("teacher", True, False)
   # Twin draws follow a label-intent twin, which only the teacher feed trains as.
