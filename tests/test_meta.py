@@ -295,3 +295,36 @@ def test_meta_mlp_intent_scale_multiplies_the_features_before_the_first_layer():
   for bad in (0.0, -1.0):
     with pytest.raises(ValueError, match=f"intent_scale={bad}.*allowed: > 0"):
       meta.create("meta_mlp", task.spec, task.feature_dim, {"intent_scale": bad})
+
+
+def test_meta_mlp_intent_fourier_reads_sines_and_cosines_of_the_features():
+  """meta_mlp intent_fourier = M: the first layer reads [v, sin(pi m v),
+  cos(pi m v)], m = 1..M, so its θ is a plain net's (F (1 + 2M) inputs, the
+  same parameters) on those features; M = 0 is the net without the option and
+  a bad M is refused by name."""
+  from neuroprog.meta import meta_mlp  # pylint: disable=g-import-not-at-top
+  task = tasks.get("addmod")
+  u = jnp.asarray(task.features(task.train_intents))               # [18, 2]
+  feats = meta_mlp.fourier_features(u, 2)
+  assert feats.shape == (len(task.train_intents), 10)
+  # p = 5's first feature 0.05: sin(pi 0.05), sin(2 pi 0.05), then its second
+  # feature 0.4: sin(0.4 pi), sin(0.8 pi); then the cosines in that order.
+  row = list(task.train_intents).index(5)
+  np.testing.assert_allclose(
+      feats[row], [0.05, 0.4, np.sin(0.05 * np.pi), np.sin(0.1 * np.pi), np.sin(0.4 * np.pi),
+                   np.sin(0.8 * np.pi), np.cos(0.05 * np.pi), np.cos(0.1 * np.pi),
+                   np.cos(0.4 * np.pi), np.cos(0.8 * np.pi)], rtol=1e-5)
+  fourier = meta.create("meta_mlp", task.spec, task.feature_dim, {"intent_fourier": 2})
+  wide = meta.create("meta_mlp", task.spec, 10, {})
+  params = fourier.init(jax.random.key(0), u)
+  assert params["net"]["Dense_0"]["kernel"].shape == (10, 64)
+  np.testing.assert_allclose(fourier.apply(params, u), wide.apply(params, feats),
+                             rtol=1e-5, atol=1e-6)
+  plain = meta.create("meta_mlp", task.spec, task.feature_dim, {})
+  assert fourier.num_params() == plain.num_params() + 8 * 64
+  np.testing.assert_array_equal(meta_mlp.fourier_features(u, 0), u)
+  assert meta.create("meta_mlp", task.spec, task.feature_dim,
+                     {"intent_fourier": 0}).num_params() == plain.num_params()
+  for bad in (-1, 1.5, True):
+    with pytest.raises(ValueError, match=f"intent_fourier={bad!r}; allowed: an integer >= 0"):
+      meta.create("meta_mlp", task.spec, task.feature_dim, {"intent_fourier": bad})

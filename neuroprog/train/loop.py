@@ -226,7 +226,8 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
 ADDED_MODEL_OPTIONS = {"meta_gnn": {"base_program": False, "intent_film": False,
                                     "pe_learned": False, "decoder_film": 0, "norm": "post"},
                        "meta_gmlp": {"base_program": False, "mixer_input": "standard"},
-                       "meta_mlp": {"intent_input": "raw", "intent_scale": 1.0}}
+                       "meta_mlp": {"intent_input": "raw", "intent_scale": 1.0,
+                                    "intent_fourier": 0}}
 
 
 def fill_added_options(stored: dict) -> dict:
