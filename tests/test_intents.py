@@ -993,7 +993,7 @@ def test_a_workdir_from_before_an_option_is_rebuilt_as_it_ran(tmp_path):
   # A Meta-MLP workdir from before its intent options compares equal.
   config = loop.default_config(task="sumfirst", models=("meta_mlp",))
   old = json.loads(workdir_lib.config_json(config))
-  for key in ("intent_input", "intent_scale"):
+  for key in ("intent_input", "intent_scale", "intent_fourier"):
     del old["model_configs"]["meta_mlp"][key]
   (tmp_path / "wd_mlp").mkdir()
   with open(tmp_path / "wd_mlp" / "config.json", "w") as f:
