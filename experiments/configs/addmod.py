@@ -242,7 +242,16 @@ WARMUP_STEPS = {"meta_gnn": 500}
 # and depth 1 or 3 (0.985 / 0.795, 0.966 / 0.898); and 5,000 steps instead of
 # the CPU protocol's 2,500 (`--grid="steps=5000"`: 0.993 / 0.925 ± 0.089);
 # decoupled weight decay (`--grid="weight_decay=0.01,0.1"`: 0.994 / 0.835,
-# 0.992 / 0.880).
+# 0.992 / 0.880). Sixty-second session, same host kind: Fourier features of the
+# intent (`model_configs.meta_mlp.intent_fourier`, sin and cos of pi m v, m =
+# 1..M) by
+#   python -m experiments.select --config=experiments/configs/addmod_cpu.py \
+#     --models=meta_mlp --grid="model_configs.meta_mlp.intent_fourier=0,2,4"
+# (M = 2: 0.994 / 0.646 ± 0.179; M = 4: 0.998 / 0.615 ± 0.171, against the
+# configured row repeated to the digit), M = 1 (0.990 / 0.708 ± 0.144) and
+# with intent jitter 0.25 or 0.5 (0.576-0.595): they fit p = 97 and compute
+# a + b without the wrap between training primes (BUILD_NOTES.md "Fourier
+# features of the intent fit p = 97 and do not interpolate").
 INTENT_JITTER = {"meta_mlp": 0.1}
 TASK_SPECIFIC_META_GNN = ("learning_rates", "warmup_steps_by_model", "optimizer_by_model",
                           "intent_film")
