@@ -249,7 +249,8 @@ WARMUP_STEPS = {"meta_gnn": 500}
 #     --models=meta_mlp --grid="model_configs.meta_mlp.intent_fourier=0,2,4"
 # (M = 2: 0.994 / 0.646 ± 0.179; M = 4: 0.998 / 0.615 ± 0.171, against the
 # configured row repeated to the digit), M = 1 (0.990 / 0.708 ± 0.144) and
-# with intent jitter 0.25 or 0.5 (0.576-0.595): they fit p = 97 and compute
+# with intent jitter 0.25 or 0.5 (0.576-0.595) or with intent_sampling 0.5
+# (M = 1, 2: 0.969 / 0.722, 0.965 / 0.655): they fit p = 97 and compute
 # a + b without the wrap between training primes (BUILD_NOTES.md "Fourier
 # features of the intent fit p = 97 and do not interpolate").
 INTENT_JITTER = {"meta_mlp": 0.1}
