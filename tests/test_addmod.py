@@ -1,6 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from neuroprog import tasks
 from neuroprog.tasks import addmod
@@ -44,3 +45,35 @@ def test_reference_rejects_operands_outside_the_field():
     assert "0..4" in str(e)
   else:
     raise AssertionError("expected ValueError")
+
+
+def test_residue_loss_normalises_over_the_classes_below_p_only():
+  """loss_classes="residues": cross entropy over 0..p-1 of each row's p;
+  logits of values >= p change neither the loss nor get any gradient."""
+  full = tasks.get("addmod")
+  res = tasks.get("addmod", loss_classes="residues")
+  assert (full.loss_classes, res.loss_classes) == ("all", "residues")
+  logits = jax.random.normal(jax.random.key(0), (2, 3, addmod.N_VALUES))
+  y = jnp.array([[0, 4, 6], [1, 2, 10]])
+  p = jnp.array([[7], [11]])
+  expect = np.stack([
+      [-jax.nn.log_softmax(logits[i, j, :int(p[i, 0])])[int(y[i, j])] for j in range(3)]
+      for i in range(2)])
+  np.testing.assert_allclose(res.loss(logits, y, p), expect, rtol=1e-5)
+  # The full loss is larger: it also normalises over the 86-90 larger values.
+  assert np.all(np.asarray(full.loss(logits, y, p)) > expect + 1.0)
+  grad = jax.grad(lambda o: res.loss(o, y, p).sum())(logits)
+  assert np.all(np.asarray(grad[0, :, 7:]) == 0) and np.all(np.asarray(grad[1, :, 11:]) == 0)
+  assert np.all(np.isfinite(np.asarray(grad)))
+  assert np.all(np.abs(np.asarray(grad[0, :, :7])) > 0)
+  # Without intents (support refinement passes None) it is the full loss.
+  np.testing.assert_allclose(res.loss(logits, y, None), full.loss(logits, y, None))
+
+
+def test_task_options_are_refused_by_name():
+  with pytest.raises(ValueError, match="loss_classes='softmax'; allowed: 'all', 'residues'"):
+    tasks.get("addmod", loss_classes="softmax")
+  with pytest.raises(ValueError, match=r"Unknown override\(s\) \['loss_classes'\] for task 'sumfirst'"):
+    tasks.get("sumfirst", loss_classes="residues")
+  assert tasks.options("addmod") == {"loss_classes": "all"}
+  assert tasks.options("sumfirst") == tasks.options("arc1d") == {}

@@ -36,17 +36,29 @@ def default_spec(name: str) -> specs_lib.Spec:
   return _TASKS[name].default_spec()
 
 
+def options(name: str) -> dict:
+  """{option: default} of task `name`'s own keyword options (beyond Task's
+  splits and spec); {} for a task with none."""
+  _check_name(name)
+  splits = inspect.signature(Task.__init__).parameters
+  params = inspect.signature(_TASKS[name].__init__).parameters
+  return {k: p.default for k, p in params.items()
+          if p.kind is inspect.Parameter.KEYWORD_ONLY and k not in splits}
+
+
 def get(name: str, **overrides) -> Task:
   """The task `name` ("sumfirst" | "addmod" | "arc1d" | "windowsum").
 
   Overrides (keyword-only): train_intents, ood_intents, val_intents (disjoint
   sequences of intents; train defaults to every intent in neither of the
-  others), spec (a target spec).
+  others), spec (a target spec), and the task's own options (`options(name)`,
+  e.g. addmod's loss_classes).
   Unknown names or override keys raise ValueError.
   """
   _check_name(name)
   cls = _TASKS[name]
   allowed = [p for p in inspect.signature(Task.__init__).parameters if p != "self"]
+  allowed += list(options(name))
   unknown = sorted(set(overrides) - set(allowed))
   if unknown:
     raise ValueError(f"Unknown override(s) {unknown} for task {name!r}; "

@@ -4,6 +4,8 @@ Target: the 1-layer Transformer of `default_spec()`. Input tokens
 [a, b, EQ] (EQ = 97 marks the answer position), output logits over the
 shared 97-value vocabulary 0..96. Loss: cross entropy over all 97 classes.
 Exact match: the argmax restricted to 0..p-1 equals y.
+With `loss_classes="residues"` the cross entropy is over 0..p-1 only, the
+classes exact match reads.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ N_VALUES = MAX_VALUE + 1
 EQ_TOKEN = MAX_VALUE + 1
 # The heuristic "answer a + b, never wrap" (`AddMod.heuristics`).
 NO_WRAP = "a + b, never wrap"
+# What the training cross entropy normalises over (`AddMod(loss_classes=...)`).
+LOSS_CLASSES = ("all", "residues")
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 400_000
 
@@ -55,6 +59,18 @@ class AddMod(base.Task):
   param_dim = 1
   default_ood = (23, 47, 61, 83, 89)
   default_spec = staticmethod(default_spec)
+
+  def __init__(self, *, loss_classes: str = "all", **splits):
+    """`splits`: Task's keywords (train_intents, ood_intents, val_intents,
+    spec). loss_classes: "all" (cross entropy over the 97 classes, so a
+    program must also rank the values >= p below the answer) or "residues"
+    (over 0..p-1 alone: the classes `predict` chooses among, so no part of
+    a program is spent on values that can never be the answer)."""
+    if loss_classes not in LOSS_CLASSES:
+      raise ValueError(f"addmod: loss_classes={loss_classes!r}; allowed: "
+                       f"{', '.join(map(repr, LOSS_CLASSES))}.")
+    self.loss_classes = loss_classes
+    super().__init__(**splits)
 
   def check_spec(self, spec):
     self._require_spec(spec, specs_lib.TransformerSpec, vocab_size=N_VALUES + 1,
@@ -128,6 +144,15 @@ class AddMod(base.Task):
     return (x[..., 0] + x[..., 1]) % train_intent
 
   def loss(self, outputs, y, params_BxP):
+    """Cross entropy float32[B, n] of logits outputs float32[B, n, 97] against
+    y int32[B, n]; with loss_classes="residues" over the classes below each
+    row's p (params_BxP int32[B, 1]; None: all 97 classes)."""
+    if self.loss_classes == "residues" and params_BxP is not None:
+      classes = jnp.arange(outputs.shape[-1])
+      p = params_BxP[:, 0].reshape((-1,) + (1,) * (outputs.ndim - 1))
+      # A finite floor, not -inf: the masked classes then take exactly zero
+      # probability and zero gradient without inf - inf in the softmax.
+      outputs = jnp.where(classes < p, outputs, -1e9)
     return optax.softmax_cross_entropy_with_integer_labels(outputs, y)
 
   def predict(self, outputs, params_BxP):

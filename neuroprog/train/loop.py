@@ -88,6 +88,9 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "warmup_steps_by_model": {},
     "ood_intents": None,       # None: the task's default OOD intents
     "val_intents": (),         # held out of training, used to select a seed
+    # The task's own options (`tasks.options(task)`), e.g. {"loss_classes":
+    # "residues"} for addmod; unset options keep the task's defaults.
+    "task_options": {},
     "train_intents": None,     # None: every intent not OOD and not validation
     # "label": the task's intent features (n, p, (family, parameter)); "examples":
     # each intent is shown as `shots` support pairs drawn from its generator
@@ -217,7 +220,7 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_search_radius", "warmup_steps", "warmup_steps_by_model",
                         "optimizer", "optimizer_by_model", "intent_jitter",
                         "intent_jitter_by_model", "intent_sampling",
-                        "intent_sampling_by_model")}
+                        "intent_sampling_by_model", "task_options")}
 # Model options added after workdirs with that model existed, {base model:
 # {option: the behaviour before the option}}: a stored model config without
 # the option ran exactly as one holding that value. It is the option's first
@@ -303,7 +306,7 @@ def validate_config(config) -> None:
     raise ValueError(f"config.intent={kind!r}; allowed: {list(INTENT_KINDS)}.")
   # One task object answers for the intent kind and the readout options' hooks
   # (example_intents, snap_features, label_units, with_gated_parameter).
-  task = tasks.get(_get(config, "task"))
+  task = tasks.get(_get(config, "task"), **task_options(config))
   if kind == "examples":
     if not getattr(task, "example_intents", False):
       raise ValueError(f"config.intent='examples': task {task.name!r} has no grid pairs "
@@ -453,13 +456,27 @@ def target_spec(config):
   return tasks.default_spec(_get(config, "task")) if spec is None else spec
 
 
+def task_options(config) -> dict:
+  """config.task_options as keywords of `tasks.get`; ValueError naming an
+  option the task does not have, before any work (a bad value is refused by
+  the task itself)."""
+  given = dict(_get(config, "task_options") or {})
+  allowed = tasks.options(_get(config, "task"))
+  unknown = sorted(set(given) - set(allowed))
+  if unknown:
+    raise ValueError(f"config.task_options: {unknown} not options of task "
+                     f"{_get(config, 'task')!r}; allowed: {sorted(allowed) or 'none'}.")
+  return given
+
+
 def build_task(config) -> tasks.Task:
-  """The task with OOD, validation and training intents from the config."""
+  """The task with OOD, validation and training intents and its own options
+  (config.task_options) from the config."""
   probe = tasks.get(config.task)
   parse = lambda xs: tuple(probe.parse_intent(x) for x in xs)
   ood = _get(config, "ood_intents")
   train = _get(config, "train_intents")
-  return tasks.get(config.task, spec=target_spec(config),
+  return tasks.get(config.task, spec=target_spec(config), **task_options(config),
                    ood_intents=None if ood is None else parse(ood),
                    val_intents=parse(_get(config, "val_intents")),
                    train_intents=None if train is None else parse(train))
