@@ -75,5 +75,24 @@ def test_task_options_are_refused_by_name():
     tasks.get("addmod", loss_classes="softmax")
   with pytest.raises(ValueError, match=r"Unknown override\(s\) \['loss_classes'\] for task 'sumfirst'"):
     tasks.get("sumfirst", loss_classes="residues")
-  assert tasks.options("addmod") == {"loss_classes": "all"}
+  assert tasks.options("addmod") == {"loss_classes": "all", "loss_logit_scale": 1.0}
   assert tasks.options("sumfirst") == tasks.options("arc1d") == {}
+
+
+def test_logit_scale_multiplies_the_logits_of_the_loss_only():
+  logits = jax.random.normal(jax.random.key(1), (2, 3, addmod.N_VALUES))
+  y = jnp.array([[0, 4, 6], [1, 2, 10]])
+  p = jnp.array([[7], [11]])
+  full = tasks.get("addmod")
+  scaled = tasks.get("addmod", loss_logit_scale=8.0)
+  np.testing.assert_allclose(scaled.loss(logits, y, p), full.loss(8.0 * logits, y, p),
+                             rtol=1e-6)
+  assert not np.allclose(scaled.loss(logits, y, p), full.loss(logits, y, p))
+  np.testing.assert_array_equal(scaled.predict(logits, p), full.predict(logits, p))
+  both = tasks.get("addmod", loss_logit_scale=8.0, loss_classes="residues")
+  np.testing.assert_allclose(
+      both.loss(logits, y, p),
+      tasks.get("addmod", loss_classes="residues").loss(8.0 * logits, y, p), rtol=1e-6)
+  for bad in (0.0, -1.0, float("inf"), True, "4"):
+    with pytest.raises(ValueError, match=r"loss_logit_scale=.*allowed: a finite number > 0"):
+      tasks.get("addmod", loss_logit_scale=bad)

@@ -5,7 +5,8 @@ Target: the 1-layer Transformer of `default_spec()`. Input tokens
 shared 97-value vocabulary 0..96. Loss: cross entropy over all 97 classes.
 Exact match: the argmax restricted to 0..p-1 equals y.
 With `loss_classes="residues"` the cross entropy is over 0..p-1 only, the
-classes exact match reads.
+classes exact match reads; with `loss_logit_scale` = s it is the cross
+entropy of s x logits (exact match, an argmax, does not change).
 """
 
 from __future__ import annotations
@@ -60,16 +61,28 @@ class AddMod(base.Task):
   default_ood = (23, 47, 61, 83, 89)
   default_spec = staticmethod(default_spec)
 
-  def __init__(self, *, loss_classes: str = "all", **splits):
+  def __init__(self, *, loss_classes: str = "all", loss_logit_scale: float = 1.0,
+               **splits):
     """`splits`: Task's keywords (train_intents, ood_intents, val_intents,
     spec). loss_classes: "all" (cross entropy over the 97 classes, so a
     program must also rank the values >= p below the answer) or "residues"
     (over 0..p-1 alone: the classes `predict` chooses among, so no part of
-    a program is spent on values that can never be the answer)."""
+    a program is spent on values that can never be the answer).
+    loss_logit_scale: s > 0; the training loss reads s x logits. Programs
+    whose clock moves smoothly with p separate an answer from its nearest
+    confusable neighbour by a logit gap of order (2 pi / p)^2, so at the
+    large primes the cross entropy asks for logits far larger than a
+    hypernetwork's output layer first gives; s > 1 asks for a gap s times
+    smaller, and the argmax that exact match reads is unchanged."""
     if loss_classes not in LOSS_CLASSES:
       raise ValueError(f"addmod: loss_classes={loss_classes!r}; allowed: "
                        f"{', '.join(map(repr, LOSS_CLASSES))}.")
+    if isinstance(loss_logit_scale, bool) or not isinstance(loss_logit_scale, (int, float)) \
+        or not 0 < loss_logit_scale < float("inf"):
+      raise ValueError(f"addmod: loss_logit_scale={loss_logit_scale!r}; allowed: a finite "
+                       "number > 0.")
     self.loss_classes = loss_classes
+    self.loss_logit_scale = float(loss_logit_scale)
     super().__init__(**splits)
 
   def check_spec(self, spec):
@@ -146,7 +159,10 @@ class AddMod(base.Task):
   def loss(self, outputs, y, params_BxP):
     """Cross entropy float32[B, n] of logits outputs float32[B, n, 97] against
     y int32[B, n]; with loss_classes="residues" over the classes below each
-    row's p (params_BxP int32[B, 1]; None: all 97 classes)."""
+    row's p (params_BxP int32[B, 1]; None: all 97 classes); the logits
+    multiplied by loss_logit_scale first."""
+    if self.loss_logit_scale != 1.0:
+      outputs = outputs * self.loss_logit_scale
     if self.loss_classes == "residues" and params_BxP is not None:
       classes = jnp.arange(outputs.shape[-1])
       p = params_BxP[:, 0].reshape((-1,) + (1,) * (outputs.ndim - 1))
