@@ -75,7 +75,8 @@ def test_task_options_are_refused_by_name():
     tasks.get("addmod", loss_classes="softmax")
   with pytest.raises(ValueError, match=r"Unknown override\(s\) \['loss_classes'\] for task 'sumfirst'"):
     tasks.get("sumfirst", loss_classes="residues")
-  assert tasks.options("addmod") == {"loss_classes": "all", "loss_logit_scale": 1.0}
+  assert tasks.options("addmod") == {"loss_classes": "all", "loss_logit_scale": 1.0,
+                                     "moduli": "primes"}
   assert tasks.options("sumfirst") == tasks.options("arc1d") == {}
 
 
@@ -96,3 +97,23 @@ def test_logit_scale_multiplies_the_logits_of_the_loss_only():
   for bad in (0.0, -1.0, float("inf"), True, "4"):
     with pytest.raises(ValueError, match=r"loss_logit_scale=.*allowed: a finite number > 0"):
       tasks.get("addmod", loss_logit_scale=bad)
+
+
+def test_every_modulus_is_an_intent_only_when_asked():
+  with pytest.raises(ValueError, match=r"p=84 is not prime.*moduli='all' allows every modulus"):
+    tasks.get("addmod").check_intent(84)
+  task = tasks.get("addmod", moduli="all", val_intents=(53, 71))
+  assert task.all_intents() == tuple(range(2, 98))
+  assert task.ood_intents == (23, 47, 61, 83, 89)
+  assert 84 in task.train_intents and 82 in task.train_intents
+  assert len(task.train_intents) == 96 - 7
+  with pytest.raises(ValueError, match=r"p=98 is outside its domain; allowed: 2..97"):
+    task.check_intent(98)
+  with pytest.raises(ValueError, match=r"moduli='odd'; allowed: 'primes', 'all'"):
+    tasks.get("addmod", moduli="odd")
+  # A composite modulus samples and scores like a prime: y = (a + b) mod 84.
+  x, y = task.sample(jax.random.key(0), [84], 256)
+  x, y = np.asarray(x)[0], np.asarray(y)[0]
+  assert x[:, :2].max() < 84 and x[:, :2].max() > 70
+  np.testing.assert_array_equal(y, (x[:, 0] + x[:, 1]) % 84)
+  np.testing.assert_array_equal(task.reference(84, x), y)

@@ -6,6 +6,7 @@ import optax
 import pytest
 
 from experiments.configs import addmod, addmod_cpu, addmod_deep, addmod_deep_cpu, arc1d
+from experiments.configs import addmod_moduli_cpu, addmod_table_cpu
 from experiments.configs import arc1d_examples, arc1d_paper
 from experiments.configs import sumfirst, sumfirst_deep, windowsum
 from experiments.configs import test as test_config
@@ -267,3 +268,23 @@ def test_addmod_direct_transformer_takes_muon_on_every_weight_matrix():
       adam_step, _ = nadam.update(g_of[name], nadam.init(g_of[name]))
       np.testing.assert_allclose(u, adam_step, rtol=1e-4, atol=1e-7, err_msg=name)
   assert kernels == 14   # 6 Dense + 2 layers x (query, key, value, out)
+
+
+def test_composite_moduli_diagnostic_keeps_the_held_out_primes_and_the_gap():
+  table = addmod_table_cpu.get_config()
+  for variant, n in (("dense", 89), ("gap", 64)):
+    config = addmod_moduli_cpu.get_config(variant)
+    loop.validate_config(config)
+    task = loop.build_task(config)
+    assert len(task.train_intents) == n
+    assert task.ood_intents == (23, 47, 61, 83, 89) and task.val_intents == (53, 71)
+    # Everything but the task's options and training intents is the table's.
+    rest = {k: v for k, v in config.to_dict().items() if k not in ("task_options", "train_intents")}
+    assert rest == {k: v for k, v in table.to_dict().items()
+                    if k not in ("task_options", "train_intents")}
+  gap = addmod_moduli_cpu.train_moduli("gap")
+  assert not set(gap) & set(range(80, 97)) and 79 in gap and 97 in gap
+  assert not set(gap) & {22, 23, 24, 46, 48, 52, 54, 60, 62, 70, 72, 82, 84, 88, 90}
+  assert {82, 84, 88, 90} <= set(addmod_moduli_cpu.train_moduli("dense"))
+  with pytest.raises(ValueError, match=r"variant 'sparse'; allowed: \['dense', 'gap'\]"):
+    addmod_moduli_cpu.get_config("sparse")

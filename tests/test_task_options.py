@@ -24,7 +24,7 @@ def test_build_task_passes_the_options():
 def test_bad_options_are_refused_before_any_work():
   config = _addmod_config(task_options={"loss_class": "residues"})
   with pytest.raises(ValueError, match=r"config.task_options: \['loss_class'\] not options of "
-                     r"task 'addmod'; allowed: \['loss_classes', 'loss_logit_scale'\]"):
+                     r"task 'addmod'; allowed: \['loss_classes', 'loss_logit_scale', 'moduli'\]"):
     loop.validate_config(config)
   config = _addmod_config(task_options={"loss_classes": "masked"})
   with pytest.raises(ValueError, match=r"loss_classes='masked'; allowed: 'all', 'residues'"):
@@ -57,3 +57,13 @@ def test_a_workdir_from_before_the_key_compares_equal(tmp_path):
   changed = _addmod_config(task_options={"loss_classes": "residues"})
   assert workdir_lib.differences(str(wd), changed, added_keys=loop.ADDED_KEYS) == {
       "task_options": [{}, {"loss_classes": "residues"}]}
+
+
+def test_intents_of_the_config_are_parsed_with_the_options():
+  train = ("p=79", "p=80", "p=81", "p=97")
+  config = _addmod_config(train_intents=train)
+  with pytest.raises(ValueError, match=r"p=80 is not prime"):
+    loop.build_task(config)
+  config = _addmod_config(train_intents=train, task_options={"moduli": "all"})
+  loop.validate_config(config)
+  assert loop.build_task(config).train_intents == (79, 80, 81, 97)

@@ -29,6 +29,9 @@ EQ_TOKEN = MAX_VALUE + 1
 NO_WRAP = "a + b, never wrap"
 # What the training cross entropy normalises over (`AddMod(loss_classes=...)`).
 LOSS_CLASSES = ("all", "residues")
+# The moduli an AddMod task knows (`AddMod(moduli=...)`): the paper's primes,
+# or every modulus 2..97 whose residues the vocabulary holds.
+MODULI = {"primes": PRIMES, "all": tuple(range(2, N_VALUES + 1))}
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 400_000
 
@@ -62,7 +65,7 @@ class AddMod(base.Task):
   default_spec = staticmethod(default_spec)
 
   def __init__(self, *, loss_classes: str = "all", loss_logit_scale: float = 1.0,
-               **splits):
+               moduli: str = "primes", **splits):
     """`splits`: Task's keywords (train_intents, ood_intents, val_intents,
     spec). loss_classes: "all" (cross entropy over the 97 classes, so a
     program must also rank the values >= p below the answer) or "residues"
@@ -73,7 +76,11 @@ class AddMod(base.Task):
     confusable neighbour by a logit gap of order (2 pi / p)^2, so at the
     large primes the cross entropy asks for logits far larger than a
     hypernetwork's output layer first gives; s > 1 asks for a gap s times
-    smaller, and the argmax that exact match reads is unchanged."""
+    smaller, and the argmax that exact match reads is unchanged.
+    moduli: "primes" (the paper's task) or "all" (every modulus m in 2..97
+    is an intent, so composite moduli can be trained on: a diagnostic of how
+    densely the training intents must cover the OOD primes' range, not the
+    paper's protocol; the default OOD primes stay)."""
     if loss_classes not in LOSS_CLASSES:
       raise ValueError(f"addmod: loss_classes={loss_classes!r}; allowed: "
                        f"{', '.join(map(repr, LOSS_CLASSES))}.")
@@ -81,8 +88,12 @@ class AddMod(base.Task):
         or not 0 < loss_logit_scale < float("inf"):
       raise ValueError(f"addmod: loss_logit_scale={loss_logit_scale!r}; allowed: a finite "
                        "number > 0.")
+    if moduli not in MODULI:
+      raise ValueError(f"addmod: moduli={moduli!r}; allowed: "
+                       f"{', '.join(map(repr, MODULI))}.")
     self.loss_classes = loss_classes
     self.loss_logit_scale = float(loss_logit_scale)
+    self.moduli = moduli
     super().__init__(**splits)
 
   def check_spec(self, spec):
@@ -90,14 +101,16 @@ class AddMod(base.Task):
                        seq_len=3, n_classes=N_VALUES)
 
   def all_intents(self):
-    return PRIMES
+    return MODULI[self.moduli]
 
   def check_intent(self, intent):
+    if self.moduli == "all":
+      return base.check_int(self.name, "p", intent, MODULI["all"])
     if isinstance(intent, (int, np.integer)) and not isinstance(intent, bool) \
         and 2 <= intent < 100 and int(intent) not in PRIMES:
       raise ValueError(
           f"addmod: p={intent} is not prime; allowed: the primes below 100, "
-          f"{list(PRIMES)}.")
+          f"{list(PRIMES)} (moduli='all' allows every modulus 2..97).")
     return base.check_int(self.name, "p", intent, PRIMES)
 
   def intent_features(self, intent):

@@ -472,11 +472,12 @@ def task_options(config) -> dict:
 def build_task(config) -> tasks.Task:
   """The task with OOD, validation and training intents and its own options
   (config.task_options) from the config."""
-  probe = tasks.get(config.task)
+  options = task_options(config)
+  probe = tasks.get(config.task, **options)
   parse = lambda xs: tuple(probe.parse_intent(x) for x in xs)
   ood = _get(config, "ood_intents")
   train = _get(config, "train_intents")
-  return tasks.get(config.task, spec=target_spec(config), **task_options(config),
+  return tasks.get(config.task, spec=target_spec(config), **options,
                    ood_intents=None if ood is None else parse(ood),
                    val_intents=parse(_get(config, "val_intents")),
                    train_intents=None if train is None else parse(train))
