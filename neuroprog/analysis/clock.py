@@ -427,6 +427,45 @@ def program_errors(task, theta, p: int, top: int = 3) -> ProgramErrors:
       offsets={int(values[i]): int(counts[i]) for i in order})
 
 
+def reach(train_moduli: Sequence[int], p: int) -> int:
+  """The largest training modulus below p (0 if none): the largest token value
+  that a training modulus below p shows as an operand or an answer. A program
+  for p uses the values reach..p-1 too, and in training only moduli above p
+  show those, so the rows of W_E and of the unembedding for them are fitted
+  at p's larger neighbours alone."""
+  below = [int(m) for m in train_moduli if int(m) < p]
+  return max(below) if below else 0
+
+
+class ReachSplit(NamedTuple):
+  """Exact match of an ADDMOD program on the pairs of p split at a reach r
+  (`reach_split`)."""
+  accuracy: float        # over all p^2 pairs
+  within: float          # over pairs with a, b and y all <= r
+  beyond: float          # over pairs with a, b or y > r (nan if there are none)
+  beyond_share: float    # share of the p^2 pairs that are beyond r
+
+
+def reach_split(pred, x, y, valid, r: int) -> ReachSplit:
+  """`ReachSplit` of predictions pred int[M] against y int[M] for operands
+  x int[M, >=2], over the rows marked valid bool[M] (numpy; the all-pairs
+  batch of `task.all_pairs`)."""
+  pred, x, y, valid = (np.asarray(v) for v in (pred, x, y, valid))
+  right = pred == y
+  beyond = (np.maximum(np.maximum(x[:, 0], x[:, 1]), y) > r) & valid
+  within = valid & ~beyond
+  return ReachSplit(
+      accuracy=float(right[valid].mean()),
+      within=float(right[within].mean()) if within.any() else float("nan"),
+      beyond=float(right[beyond].mean()) if beyond.any() else float("nan"),
+      beyond_share=float(beyond.sum() / valid.sum()))
+
+
+def program_reach(task, theta, p: int, r: int) -> ReachSplit:
+  """`reach_split` of the ADDMOD program θ float32[T] on all p^2 pairs."""
+  return reach_split(*_predictions(task, theta, p), r)
+
+
 def replace_embedding(spec, theta, W_E) -> np.ndarray:
   """θ float32[T] with its token-embedding tensor replaced by W_E [V, D]."""
   from neuroprog.programs import layout as layout_lib  # pylint: disable=g-import-not-at-top
