@@ -23,7 +23,6 @@ newest checkpoint or at --step):
 Prints a markdown table; --out writes the numbers as JSON.
 """
 
-import json
 from typing import Sequence
 
 from absl import app
@@ -140,10 +139,7 @@ def main(argv):
   logs.setup_from_flags()
   primes = None if _PRIMES.value is None else [int(p) for p in _PRIMES.value]
   result = analyze(_WORKDIR.value, _MODEL.value, _STEP.value, primes)
-  print(markdown(result))
-  if _OUT.value:
-    with open(_OUT.value, "w") as f:
-      json.dump(result, f, indent=1)
+  clock_report.print_and_write(result, markdown(result), _OUT.value)
 
 
 if __name__ == "__main__":

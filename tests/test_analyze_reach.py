@@ -1,15 +1,20 @@
 """analyze_reach: a held-out prime's reach, the exact match split at it by
 value, and the command on a tiny trained workdir."""
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import conftest
-from experiments import analyze_reach
+from experiments.pipelines import reach_report
 from neuroprog import synthesis
 from neuroprog.analysis import clock
 from neuroprog.run import seeds as seeds_lib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_reach_is_the_largest_training_modulus_below():
@@ -38,7 +43,7 @@ def addmod_workdir(tmp_path_factory):
 
 
 def test_command_on_a_tiny_workdir(addmod_workdir, tmp_path):
-  r = analyze_reach.analyze(addmod_workdir, "meta_mlp")
+  r = reach_report.analyze(addmod_workdir, "meta_mlp")
   # The tiny config holds out 53 (validation), 83 and 89 (OOD).
   assert list(r["primes"]) == [53, 83, 89]
   assert [r["primes"][p]["reach"] for p in (53, 83, 89)] == [47, 79, 79]
@@ -55,7 +60,19 @@ def test_command_on_a_tiny_workdir(addmod_workdir, tmp_path):
   assert r["held_out_cap"] == round(float(np.mean(
       [1 - r["primes"][p]["beyond_share"] for p in (53, 83, 89)])), 4)
   with pytest.raises(ValueError, match=r"--primes \[97\] are not held-out primes"):
-    analyze_reach.analyze(addmod_workdir, "meta_mlp", primes=[97])
-  text = analyze_reach.markdown(r)
+    reach_report.analyze(addmod_workdir, "meta_mlp", primes=[97])
+  text = reach_report.markdown(r)
   assert "| 89 | 79 |" in text and "1 - share beyond" in text
   json.dumps(r)
+
+
+def test_command_prints_the_table_and_writes_the_json(addmod_workdir, tmp_path):
+  out = tmp_path / "reach.json"
+  proc = subprocess.run(
+      [sys.executable, "-m", "experiments.analyze_reach", f"--workdir={addmod_workdir}",
+       "--model=meta_mlp", "--primes=89", f"--out={out}"],
+      capture_output=True, text=True, check=False, cwd=ROOT, timeout=600)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  written = json.loads(out.read_text())
+  assert list(written["primes"]) == ["89"] and written["primes"]["89"]["reach"] == 79
+  assert "| 89 | 79 |" in proc.stdout

@@ -33,6 +33,15 @@ def read_addmod_config(workdir: str):
   return config
 
 
+def print_and_write(result: dict, text: str, out: Optional[str], indent: int = 1) -> None:
+  """Prints an analysis command's markdown `text` and, with `out`, writes its
+  `result` there as JSON."""
+  print(text)
+  if out:
+    with open(out, "w") as f:
+      json.dump(result, f, indent=indent)
+
+
 def generated_embeddings(workdir: str, model: str, seed: Optional[int] = None):
   """(task, seed, step, {p: θ(p) float32[T]}, {p: W_E(p) float32[V, D]}) for
   every prime p < 100, from the workdir's latest checkpoint of `model`.
