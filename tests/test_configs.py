@@ -6,7 +6,7 @@ import optax
 import pytest
 
 from experiments.configs import addmod, addmod_cpu, addmod_deep, addmod_deep_cpu, arc1d
-from experiments.configs import addmod_moduli_cpu, addmod_table_cpu
+from experiments.configs import addmod_moduli_cpu, addmod_reach_val_cpu, addmod_table_cpu
 from experiments.configs import arc1d_examples, arc1d_paper
 from experiments.configs import sumfirst, sumfirst_deep, windowsum
 from experiments.configs import test as test_config
@@ -288,3 +288,14 @@ def test_composite_moduli_diagnostic_keeps_the_held_out_primes_and_the_gap():
   assert {82, 84, 88, 90} <= set(addmod_moduli_cpu.train_moduli("dense"))
   with pytest.raises(ValueError, match=r"variant 'sparse'; allowed: \['dense', 'gap'\]"):
     addmod_moduli_cpu.get_config("sparse")
+
+
+def test_reach_validation_split_holds_out_79_so_97_alone_shows_74_to_78():
+  config = addmod_reach_val_cpu.get_config()
+  loop.validate_config(config)
+  task = loop.build_task(config)
+  assert task.val_intents == (53, 71, 79) and 79 not in task.train_intents
+  assert [p for p in task.train_intents if p > 73] == [97]
+  rest = {k: v for k, v in config.to_dict().items() if k != "val_intents"}
+  assert rest == {k: v for k, v in addmod_cpu.get_config().to_dict().items()
+                  if k != "val_intents"}
