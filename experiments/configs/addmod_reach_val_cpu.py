@@ -21,6 +21,8 @@ Measured before this file existed, as `--config=experiments/configs/addmod_cpu.p
 
   meta_mlp as configured                  ID 0.996, val 0.803 ± 0.031; 0.802 / 0.039
   meta_gnn as configured (pe_random 10)   ID 0.977, val 0.746 ± 0.053; 0.769 / 0.035
+  meta_gnn, pe_random 0                   ID 0.721, val 0.325 ± 0.226; 0.283 / 0.004
+    (`--grid="model_configs.meta_gnn.pe_random=10,0"`; it does not fit)
 
 The settings chosen here are not the table's: a choice made on this split is
 re-checked on `addmod_cpu.py`'s validation primes before a table run.
