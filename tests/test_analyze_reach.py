@@ -66,6 +66,7 @@ def test_command_on_a_tiny_workdir(addmod_workdir, tmp_path):
   json.dumps(r)
 
 
+@pytest.mark.slow
 def test_command_prints_the_table_and_writes_the_json(addmod_workdir, tmp_path):
   out = tmp_path / "reach.json"
   proc = subprocess.run(
