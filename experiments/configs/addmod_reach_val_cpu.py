@@ -23,6 +23,7 @@ Measured before this file existed, as `--config=experiments/configs/addmod_cpu.p
   meta_gnn as configured (pe_random 10)   ID 0.977, val 0.746 ± 0.053; 0.769 / 0.035
   meta_gnn, pe_random 0                   ID 0.721, val 0.325 ± 0.226; 0.283 / 0.004
     (`--grid="model_configs.meta_gnn.pe_random=10,0"`; it does not fit)
+  meta_gnn, pe_random 2                   ID 0.913, val 0.523 ± 0.205; 0.542 / 0.022
   meta_mlp, intent jitter 0.25            ID 0.956, val 0.703 ± 0.020; 0.546 / 0.022
   meta_mlp, intent_sampling 0.5           ID 0.965, val 0.700 ± 0.051; 0.502 / 0.011
     (`--config=experiments/configs/addmod_reach_val_cpu.py --models=meta_mlp
