@@ -31,7 +31,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments.pipelines import clock_report
-from neuroprog import meta, synthesis
 from neuroprog.analysis import clock
 from neuroprog.programs import layout
 from neuroprog.run import logs
@@ -65,11 +64,8 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   "offsets"}} (`clock.program_errors`), "moduli": {m: exact match},
   "moduli_mean"}}} for every seed
   of `model` in `workdir` (see the module docstring)."""
-  clock_report.read_addmod_config(workdir)
-  run = synthesis.load_run(workdir, model, step)
+  run = clock_report.hypernetwork_run(workdir, model, step)
   task = run.task
-  if not isinstance(run.model, meta.Hypernetwork):
-    raise ValueError(f"model {model!r} emits no weights to analyse; choose a hypernetwork.")
   known = sorted(set(task.train_intents) | set(task.val_intents))
   if primes is None:
     primes = [p for p in known if p >= 41]

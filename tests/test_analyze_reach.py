@@ -77,3 +77,14 @@ def test_command_prints_the_table_and_writes_the_json(addmod_workdir, tmp_path):
   written = json.loads(out.read_text())
   assert list(written["primes"]) == ["89"] and written["primes"]["89"]["reach"] == 79
   assert "| 89 | 79 |" in proc.stdout
+
+
+def test_only_a_hypernetwork_of_an_addmod_run_is_analysed(addmod_workdir, monkeypatch):
+  from experiments.pipelines import clock_report  # pylint: disable=g-import-not-at-top
+  run = clock_report.hypernetwork_run(addmod_workdir, "meta_mlp")
+  assert run.step == 4 and run.task.name == "addmod"
+  # A model that emits no weights (the direct baseline) is refused by name.
+  monkeypatch.setattr(synthesis, "load_run",
+                      lambda *a, **k: run._replace(model=object()))
+  with pytest.raises(ValueError, match=r"model 'direct' emits no weights to analyse"):
+    reach_report.analyze(addmod_workdir, "direct")

@@ -33,6 +33,17 @@ def read_addmod_config(workdir: str):
   return config
 
 
+def hypernetwork_run(workdir: str, model: str, step: Optional[int] = None) -> synthesis.Run:
+  """The run of hypernetwork `model` in an ADDMOD workdir (`synthesis.load_run`,
+  newest checkpoint or `step`); ValueError for another task's workdir or for
+  the direct baseline, which emits no weights to analyse."""
+  read_addmod_config(workdir)
+  run = synthesis.load_run(workdir, model, step)
+  if not isinstance(run.model, meta.Hypernetwork):
+    raise ValueError(f"model {model!r} emits no weights to analyse; choose a hypernetwork.")
+  return run
+
+
 def print_and_write(result: dict, text: str, out: Optional[str], indent: int = 1) -> None:
   """Prints an analysis command's markdown `text` and, with `out`, writes its
   `result` there as JSON."""
@@ -48,10 +59,7 @@ def generated_embeddings(workdir: str, model: str, seed: Optional[int] = None):
 
   seed: a seed value of the run; None: the validation-selected one.
   """
-  run = synthesis.load_run(workdir, model)
-  if not isinstance(run.model, meta.Hypernetwork):
-    raise ValueError(f"model {model!r} is the direct baseline: it emits no "
-                     "weights to analyse; choose a hypernetwork.")
+  run = hypernetwork_run(workdir, model)
   seed = synthesis.select_seed(workdir, model) if seed is None else seed
   params = seeds_lib.take(run.params_S, seeds_lib.index_of(run.seeds, seed))
   task = run.task

@@ -8,7 +8,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments.pipelines import clock_report
-from neuroprog import meta, synthesis
 from neuroprog.analysis import clock
 from neuroprog.run import seeds as seeds_lib
 
@@ -18,11 +17,8 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   {"accuracy", "within", "beyond"}}, "mean": {...}, "std": {...}}},
   "held_out_cap"} for `model` in `workdir` (see the module docstring);
   held_out_cap: the mean over the shown primes of 1 - beyond_share."""
-  clock_report.read_addmod_config(workdir)
-  run = synthesis.load_run(workdir, model, step)
+  run = clock_report.hypernetwork_run(workdir, model, step)
   task = run.task
-  if not isinstance(run.model, meta.Hypernetwork):
-    raise ValueError(f"model {model!r} emits no weights to analyse; choose a hypernetwork.")
   held_out = list(task.val_intents) + list(task.ood_intents)
   primes = held_out if primes is None else [int(p) for p in primes]
   bad = [p for p in primes if p not in held_out]
@@ -32,12 +28,12 @@ def analyze(workdir: str, model: str, step=None, primes=None) -> dict:
   feats = jnp.asarray(task.features(primes))
   thetas_S = [np.asarray(run.model.apply(seeds_lib.take(run.params_S, s), feats))
               for s in range(len(run.seeds))]
+  fields = ("accuracy", "within", "beyond")
   out = {"step": int(run.step), "model": model, "primes": {}}
   for j, p in enumerate(primes):
     r = clock.reach(task.train_intents, p)
     splits = {int(seed): clock.program_reach(task, thetas_S[s][j], p, r)
               for s, seed in enumerate(run.seeds)}
-    fields = ("accuracy", "within", "beyond")
     values = {f: np.array([getattr(x, f) for x in splits.values()]) for f in fields}
     out["primes"][int(p)] = {
         "reach": r, "beyond_share": round(next(iter(splits.values())).beyond_share, 4),
