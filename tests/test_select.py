@@ -299,3 +299,32 @@ def test_the_setting_as_configured_is_a_row_and_keeps_a_tie(tmp_path, monkeypatc
   steps_seen.clear()
   out = select.run(c, "refine_steps=5,50", str(tmp_path / "e"), [model], configured=True)
   assert steps_seen == [5, 50, 0] and out["chosen"][model]["candidate"] == 2
+
+
+def test_a_select_workdir_from_before_an_added_option_resumes(tmp_path):
+  """A select started before a run-config key or a model option existed holds
+  a stored config without them; the same select resumes, and a real change
+  is still refused."""
+  from neuroprog.run import workdir as workdir_lib
+  config = test_config.get_config()
+  entry = lambda c: {"config": json.loads(workdir_lib.config_json(c)), "grid": "steps=10",
+                     "models": ["meta_mlp"]}
+  workdir_lib.prepare(str(tmp_path), entry(config), step_keys=())
+  path = os.path.join(str(tmp_path), "config.json")
+  with open(path) as f:
+    stored = json.load(f)
+  del stored["config"]["task_options"]
+  stored["config"]["model_configs"]["meta_mlp"] = {"hidden": 8}
+  with open(path, "w") as f:
+    json.dump(stored, f)
+  # What the model's options were before each was added.
+  config.model_configs["meta_mlp"] = {"hidden": 8, **loop.ADDED_MODEL_OPTIONS["meta_mlp"]}
+  assert config.model_configs["meta_mlp"]["token_basis"] == 0
+  with pytest.raises(ValueError, match="different config"):
+    workdir_lib.prepare(str(tmp_path), entry(config), step_keys=())
+  workdir_lib.prepare(str(tmp_path), entry(config), step_keys=(),
+                      fill_stored=select.fill_stored_select)
+  config.model_configs["meta_mlp"]["token_basis"] = 2
+  with pytest.raises(ValueError, match="token_basis"):
+    workdir_lib.prepare(str(tmp_path), entry(config), step_keys=(),
+                        fill_stored=select.fill_stored_select)

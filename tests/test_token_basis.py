@@ -15,16 +15,35 @@ SMALL = specs.TransformerSpec(vocab_size=12, seq_len=3, d_model=4, n_heads=1, d_
                               n_layers=1, n_classes=11)
 
 
-def test_basis_values_and_unit_rms():
+def test_basis_is_the_orthogonal_dct():
   phi = token_basis.basis(8, 2)
   assert phi.shape == (8, 5)
-  np.testing.assert_allclose((phi ** 2).mean(0), np.ones(5), rtol=1e-6)
-  v = np.arange(8)
-  # Column 2 is cos(2 pi v / 8) scaled to unit RMS (its RMS is 1/sqrt(2)).
-  np.testing.assert_allclose(phi[:, 2], np.sqrt(2) * np.cos(np.pi * 2 * v / 8), atol=1e-6)
-  sine = np.sin(np.pi * v / 8)     # column 3: the first sine, at unit RMS
-  np.testing.assert_allclose(phi[:, 3], sine / np.sqrt((sine ** 2).mean()), atol=1e-6)
+  np.testing.assert_allclose(phi.T @ phi, 8 * np.eye(5), atol=1e-5)
+  v = np.arange(8) + 0.5
   np.testing.assert_allclose(phi[:, 0], np.ones(8))
+  # Column 3 is cos(3 pi (v + 1/2) / 8) at unit RMS (its RMS is 1/sqrt(2)).
+  np.testing.assert_allclose(phi[:, 3], np.sqrt(2) * np.cos(3 * np.pi * v / 8), atol=1e-6)
+  assert np.linalg.cond(token_basis.basis(97, 24)) < 1.001
+
+
+def test_reduce_inverts_expand_and_project_keeps_the_basis_span():
+  m = 2
+  rng = np.random.default_rng(1)
+  emitted = jnp.asarray(rng.normal(size=(3, token_basis.reduced_size(SMALL, m))), jnp.float32)
+  theta = token_basis.expand(SMALL, m, emitted)
+  np.testing.assert_allclose(token_basis.reduce(SMALL, m, theta), emitted, atol=1e-5)
+  np.testing.assert_allclose(token_basis.project(SMALL, m, theta), theta, atol=1e-5)
+  # Off the span: project changes the token tensors only, and is idempotent.
+  raw = jnp.asarray(rng.normal(size=(3, layout_lib.num_params(SMALL))), jnp.float32)
+  once = np.asarray(token_basis.project(SMALL, m, raw))
+  np.testing.assert_allclose(token_basis.project(SMALL, m, once), once, atol=1e-5)
+  by_name = {e.name: e for e in layout_lib.layout(SMALL)}
+  tok, pos = by_name["embed/tok"], by_name["embed/pos"]
+  changed = np.abs(once - np.asarray(raw)) > 1e-6
+  assert changed[:, tok.offset:tok.offset + 11 * 4].any()
+  # The "=" row (row 11 of embed/tok), the positions and the attention copied.
+  assert not changed[:, tok.offset + 11 * 4:by_name["unembed/w"].offset].any()
+  assert pos.offset == tok.offset + tok.size
 
 
 def test_expand_by_value():
@@ -102,3 +121,27 @@ def test_meta_mlp_rows_lie_on_the_basis_and_train():
   grads = jax.grad(lambda p: jnp.sum(model.apply(p, u)[:, tok.offset:tok.offset + 50] ** 2))(
       params)
   assert float(jnp.abs(grads["net"]["Dense_2"]["kernel"]).sum()) > 0
+
+
+def test_meta_gnn_projects_its_token_rows_on_the_basis():
+  """Meta-GNN emits one value per entry; with token_basis its token rows and
+  unembedding columns are their least-squares fit on the basis, the rest as
+  without it."""
+  u = jnp.asarray([[0.2, 0.5], [0.7, 0.1]], jnp.float32)
+  plain = meta.create("meta_gnn", SMALL, 2, {"d": 4, "rounds": 1})
+  model = meta.create("meta_gnn", SMALL, 2, {"d": 4, "rounds": 1, "token_basis": 2})
+  assert model.num_params() == plain.num_params()
+  params = plain.init(jax.random.key(3), u)
+  raw = jax.jit(plain.net.apply)({"params": params["net"]}, u)
+  np.testing.assert_allclose(jax.jit(model.net.apply)({"params": params["net"]}, u),
+                             token_basis.project(SMALL, 2, raw), atol=1e-6)
+  # The output head (per-tensor gain and center) keeps θ on the basis.
+  theta = np.asarray(model.apply(params, u))
+  phi = token_basis.basis(11, 2)
+  w = {e.name: e for e in layout_lib.layout(SMALL)}["unembed/w"]
+  cols = theta[:, w.offset:w.offset + w.size].reshape(2, 4, 11)
+  for c in cols:
+    coef, *_ = np.linalg.lstsq(phi, c.T, rcond=None)
+    np.testing.assert_allclose(phi @ coef, c.T, atol=1e-5)
+  with pytest.raises(ValueError, match="token_basis=6"):
+    meta.create("meta_gnn", SMALL, 2, {"d": 4, "token_basis": 6})

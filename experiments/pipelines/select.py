@@ -201,6 +201,19 @@ def check_not_shadowed(config, axes, models) -> None:
 SCORES = ("val", "id+val")
 
 
+def fill_stored_select(stored: dict) -> dict:
+  """A select workdir's stored JSON dict with the run config's keys and model
+  options added since filled with what they were before (`loop.ADDED_KEYS`,
+  `loop.fill_added_options`), so a select started before an option existed
+  resumes under the same grid."""
+  config = stored.get("config")
+  if isinstance(config, dict):
+    for key, default in loop.ADDED_KEYS.items():
+      config.setdefault(key, json.loads(workdir_lib.config_json({key: default}))[key])
+    loop.fill_added_options(config)
+  return stored
+
+
 def run(config, grid: str, workdir: str, models: Sequence[str] = (),
         trained: str | None = None, score: str = "val",
         configured: bool | None = None) -> dict[str, Any]:
@@ -241,7 +254,7 @@ def run(config, grid: str, workdir: str, models: Sequence[str] = (),
                                 "grid": grid, "models": models,
                                 **({"score": score} if score != "val" else {}),
                                 **({"trained": os.path.abspath(trained)} if trained else {})},
-                      step_keys=())
+                      step_keys=(), fill_stored=fill_stored_select)
   # The task's one-line baselines on the validation examples (never OOD), so
   # that the table chosen from shows what needs no training.
   baselines = {name: h["val_mean"] for name, h in

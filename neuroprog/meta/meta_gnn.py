@@ -60,7 +60,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from neuroprog import graphs
-from neuroprog.meta import base, grouped, static_rows
+from neuroprog import specs as specs_lib
+from neuroprog.meta import base, grouped, static_rows, token_basis
 
 # The recipe every task config uses (only the width d is matched per task).
 # pe_random = 10 and LEARNING_RATE were chosen on the training and validation
@@ -94,7 +95,7 @@ DEFAULTS = {"d": 64, "rounds": 3, "aggregation": "sum", "grouping": "orbit",
             "pe_random": 10, "pe_features": graphs.DEFAULT_PE_FEATURES,
             "intent_input": "raw", "intent_weight": 0.5, "intent_film": False,
             "base_program": False, "pe_learned": False, "decoder_film": 0,
-            "norm": "pre"}
+            "norm": "pre", "token_basis": 0}
 WIDTH_KEY = "d"
 # The Adam rate a config gets unless it names one. Chosen when 1e-3 diverged
 # on ADDMOD and 1D-ARC without the random edge features (BUILD_NOTES.md,
@@ -144,6 +145,8 @@ class MetaGNNNet(nn.Module):
   edge_pe_learned: int = 0     # trailing edge_pe columns that are trainable
   decoder_film: int = 0        # width of the decoders' intent trunk; 0: no gain
   norm: str = "pre"            # where the rounds' layer norms sit: NORMS
+  token_basis: int = 0         # M: token tensors projected on the token basis
+  spec: specs_lib.Spec = None  # the target (needed when token_basis > 0)
 
   @nn.compact
   def __call__(self, u_BxF):
@@ -226,7 +229,8 @@ class MetaGNNNet(nn.Module):
     bias = decode(h, nb, ng, mnb, mng, "dec_node")
     weight = decode(x, eb, eg, meb, meg, "dec_edge", self.edge_out)
     values = jnp.concatenate([bias, *weight], 0)   # [N + E * K, B]
-    return static_rows.take_rows(values, self.theta_source).T
+    theta = static_rows.take_rows(values, self.theta_source).T
+    return token_basis.project(self.spec, self.token_basis, theta)
 
 
 def _edge_pe(ng, n_random, edge_cols):
@@ -279,6 +283,11 @@ def build(spec, intent_dim, config, graph=None):
   recipe", "The intent's FiLM gain for ADDMOD's Meta-GNN").
   config.base_program (default False) adds a learned intent-independent
   θ_base, zero at init, to the generated θ (`base.Hypernetwork`).
+  config.token_basis (default 0) = M > 0 replaces the emitted token
+  embedding rows and unembedding columns by their least-squares fit on M
+  frequencies of the token index (`neuroprog.meta.token_basis.project`), so
+  they are smooth in the token's value for every intent; a prior for
+  vocabularies of numbers (ADDMOD), off in the recipe.
   config.decoder_film (default 0) = H > 0 multiplies the decoders' hidden
   activations by 1 + φ(u) W_g, φ an intent trunk of width H (two GELU layers
   and a layer norm) and W group-tied (message grouping), zero at init
@@ -334,6 +343,7 @@ def build(spec, intent_dim, config, graph=None):
     raise ValueError(f"meta_gnn: pe_learned=True with pe_random={n_random}, "
                      f"use_pe={config.use_pe}; allowed: pe_learned=True only with "
                      "pe_random > 0 and use_pe=True (it trains those features).")
+  token_basis.check(spec, config.token_basis)
   if config.norm not in NORMS:
     raise ValueError(f"meta_gnn: norm={config.norm!r}; allowed: {list(NORMS)} "
                      "(where each round's layer norm sits: on the residual sum, "
@@ -388,5 +398,6 @@ def build(spec, intent_dim, config, graph=None):
       intent_weight=float(config.intent_weight),
       intent_film=bool(config.intent_film), edge_out=k_out,
       edge_pe_learned=n_random if config.pe_learned else 0,
-      decoder_film=int(film_width), norm=config.norm)
+      decoder_film=int(film_width), norm=config.norm,
+      token_basis=int(config.token_basis), spec=spec if config.token_basis else None)
   return net, base.head_layout(spec)

@@ -12,9 +12,14 @@ With a token basis of M frequencies the hypernetwork emits, for each such
 tensor, K = 2M + 1 coefficients per feature instead of one entry per token,
 and the tensor is their combination on a fixed basis of the token index v:
 
-    Φ[v] = [1, cos(π m v / N), sin(π m v / N) for m = 1..M],  v = 0..N-1,
+    Φ[v, j] = cos(π j (v + 1/2) / N),  j = 0..2M,  v = 0..N-1,
 
-every column scaled to unit root-mean-square over v. A row is then a smooth
+the first K columns of the DCT-II, every column scaled to unit root-mean-square
+over v: orthogonal (Φᵀ Φ = N I), so coefficients and rows are equally
+conditioned, and not periodic in v (token N - 1 is not tied to token 0). The
+highest column makes M full cycles over the N tokens, as M Fourier
+frequencies would. (Cosines and sines of π m v / N together span nearly the
+same functions twice over on 0..N-1, a basis with condition number ~10⁵.) A row is then a smooth
 function of v for every intent, fitted on the tokens that intent uses, so a
 row no intent trains alone is fixed by its neighbours. This assumes the token
 ids of the first N tokens are ordered values (numbers), as in ADDMOD; it is an
@@ -26,7 +31,12 @@ spec's number of output logits: the first N rows of the token embedding
 stay one output unit per entry), every column of `unembed/w` and every entry
 of `unembed/b`. Defined for Transformer and seq2seq targets.
 
-`expand` is pure jnp with static shapes (jit- and vmap-safe).
+`expand` maps emitted coefficients to θ's layout (Meta-MLP emits the
+coefficients itself); `project` maps θ-shaped values to the nearest ones on
+the basis (each token tensor's least-squares fit, `expand(reduce(x))`), for a
+hypernetwork that emits one value per entry (Meta-GNN, whose token nodes and
+edges stay as they are). Both are pure jnp with static shapes (jit- and
+vmap-safe).
 """
 
 from __future__ import annotations
@@ -72,12 +82,11 @@ class Plan(NamedTuple):
 
 
 def basis(n_tokens: int, n_frequencies: int) -> np.ndarray:
-  """float32[N, 2M + 1]: [1, cos(π m v / N), sin(π m v / N)] for m = 1..M
-  (the cosines of m = 1..M, then the sines), columns at unit RMS over v."""
-  v = np.arange(n_tokens, dtype=np.float64)[:, None]
-  m = np.arange(1, n_frequencies + 1, dtype=np.float64)[None, :]
-  phi = np.concatenate([np.ones((n_tokens, 1)), np.cos(np.pi * m * v / n_tokens),
-                        np.sin(np.pi * m * v / n_tokens)], 1)
+  """float32[N, 2M + 1]: cos(π j (v + 1/2) / N) for j = 0..2M (columns) and
+  v = 0..N-1 (rows), each column at unit RMS over v (so Φᵀ Φ = N I)."""
+  v = np.arange(n_tokens, dtype=np.float64)[:, None] + 0.5
+  j = np.arange(2 * n_frequencies + 1, dtype=np.float64)[None, :]
+  phi = np.cos(np.pi * j * v / n_tokens)
   return (phi / np.sqrt((phi ** 2).mean(0))).astype(np.float32)
 
 
@@ -132,6 +141,39 @@ def reduced_size(spec, n_frequencies: int) -> int:
   return plan(spec, n_frequencies).reduced_size
 
 
+def _transform(p: Plan, mat_OxI: np.ndarray, x_BxS: jax.Array) -> jax.Array:
+  """Every token tensor's token axis (size I) mapped through mat [O, I] (rows
+  left-multiplied, columns and vectors right-multiplied by its transpose),
+  every other entry copied in order: float32[B, S] -> float32[B, S']."""
+  n_out, n_in = mat_OxI.shape
+  mat = jnp.asarray(mat_OxI)
+  batch = x_BxS.shape[:-1]
+  hi = jax.lax.Precision.HIGHEST
+  out, start = [], 0
+  for piece in p.pieces:
+    if piece.kind == "plain":
+      size = piece.reduced_size
+      out.append(x_BxS[..., start:start + size])
+    elif piece.kind == "rows":
+      v, d = piece.shape
+      size = n_in * d + (v - p.basis_NxK.shape[0]) * d
+      chunk = x_BxS[..., start:start + size]
+      rows = jnp.einsum("oi,...id->...od", mat, chunk[..., :n_in * d].reshape(batch + (n_in, d)),
+                        precision=hi)
+      out += [rows.reshape(batch + (n_out * d,)), chunk[..., n_in * d:]]
+    elif piece.kind == "cols":
+      d = piece.shape[0]
+      size = d * n_in
+      cols = jnp.einsum("...di,oi->...do", x_BxS[..., start:start + size].reshape(batch + (d, n_in)),
+                        mat, precision=hi)
+      out.append(cols.reshape(batch + (d * n_out,)))
+    else:
+      size = n_in
+      out.append(jnp.einsum("...i,oi->...o", x_BxS[..., start:start + size], mat, precision=hi))
+    start += size
+  return jnp.concatenate(out, -1)
+
+
 def expand(spec, n_frequencies: int, emitted_BxTr: jax.Array) -> jax.Array:
   """float32[B, T'] emitted values -> float32[B, T] in θ's layout (identity
   when M = 0). Token-indexed tensors are Φ times their coefficients; every
@@ -139,26 +181,24 @@ def expand(spec, n_frequencies: int, emitted_BxTr: jax.Array) -> jax.Array:
   if not n_frequencies:
     return emitted_BxTr
   p = plan(spec, n_frequencies)
-  phi_NxK = jnp.asarray(p.basis_NxK)
-  n, k = p.basis_NxK.shape
-  batch = emitted_BxTr.shape[:-1]
-  hi = jax.lax.Precision.HIGHEST
-  out, start = [], 0
-  for piece in p.pieces:
-    chunk = emitted_BxTr[..., start:start + piece.reduced_size]
-    start += piece.reduced_size
-    if piece.kind == "plain":
-      out.append(chunk)
-    elif piece.kind == "rows":
-      d = piece.shape[1]
-      coef = chunk[..., :k * d].reshape(batch + (k, d))
-      rows = jnp.einsum("nk,...kd->...nd", phi_NxK, coef, precision=hi)
-      out += [rows.reshape(batch + (n * d,)), chunk[..., k * d:]]
-    elif piece.kind == "cols":
-      d = piece.shape[0]
-      coef = chunk.reshape(batch + (d, k))
-      cols = jnp.einsum("...dk,nk->...dn", coef, phi_NxK, precision=hi)
-      out.append(cols.reshape(batch + (d * n,)))
-    else:
-      out.append(jnp.einsum("...k,nk->...n", chunk, phi_NxK, precision=hi))
-  return jnp.concatenate(out, -1)
+  return _transform(p, p.basis_NxK, emitted_BxTr)
+
+
+def reduce(spec, n_frequencies: int, raw_BxT: jax.Array) -> jax.Array:
+  """float32[B, T] in θ's layout -> float32[B, T']: each token tensor's
+  least-squares coefficients on the basis (Φ⁺ times its token rows; Φ⁺ =
+  Φᵀ / N, the columns being orthogonal at unit RMS), every other entry copied
+  in order. `expand` inverts it on the basis's span; identity when M = 0."""
+  if not n_frequencies:
+    return raw_BxT
+  p = plan(spec, n_frequencies)
+  return _transform(p, p.basis_NxK.T / p.basis_NxK.shape[0], raw_BxT)
+
+
+def project(spec, n_frequencies: int, raw_BxT: jax.Array) -> jax.Array:
+  """float32[B, T] -> float32[B, T]: every token tensor replaced by its
+  least-squares fit on the basis, every other entry unchanged (identity when
+  M = 0)."""
+  if not n_frequencies:
+    return raw_BxT
+  return expand(spec, n_frequencies, reduce(spec, n_frequencies, raw_BxT))

@@ -227,10 +227,11 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
 # default, which is not always its library default now (Meta-GNN's norm was
 # added as "post" and became "pre" later).
 ADDED_MODEL_OPTIONS = {"meta_gnn": {"base_program": False, "intent_film": False,
-                                    "pe_learned": False, "decoder_film": 0, "norm": "post"},
+                                    "pe_learned": False, "decoder_film": 0, "norm": "post",
+                                    "token_basis": 0},
                        "meta_gmlp": {"base_program": False, "mixer_input": "standard"},
                        "meta_mlp": {"intent_input": "raw", "intent_scale": 1.0,
-                                    "intent_fourier": 0}}
+                                    "intent_fourier": 0, "token_basis": 0}}
 
 
 def fill_added_options(stored: dict) -> dict:
