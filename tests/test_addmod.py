@@ -76,7 +76,7 @@ def test_task_options_are_refused_by_name():
   with pytest.raises(ValueError, match=r"Unknown override\(s\) \['loss_classes'\] for task 'sumfirst'"):
     tasks.get("sumfirst", loss_classes="residues")
   assert tasks.options("addmod") == {"loss_classes": "all", "loss_logit_scale": 1.0,
-                                     "moduli": "primes"}
+                                     "moduli": "primes", "train_operands": "residues"}
   assert tasks.options("sumfirst") == tasks.options("arc1d") == {}
 
 
@@ -117,3 +117,32 @@ def test_every_modulus_is_an_intent_only_when_asked():
   assert x[:, :2].max() < 84 and x[:, :2].max() > 70
   np.testing.assert_array_equal(y, (x[:, 0] + x[:, 1]) % 84)
   np.testing.assert_array_equal(task.reference(84, x), y)
+
+
+def test_training_operands_over_the_vocabulary_only_when_asked():
+  """train_operands="vocabulary": training draws a, b in 0..96 with y = (a + b)
+  mod p; evaluation draws and the default training draws are the paper's."""
+  from neuroprog import meta
+  from neuroprog.train import step
+  key, ip = jax.random.key(3), jnp.asarray([[5], [83]], jnp.int32)
+  paper, wide = tasks.get("addmod"), tasks.get("addmod", train_operands="vocabulary")
+  for got, want in zip(paper.sample_train_params(key, ip, 64), paper.sample_params(key, ip, 64)):
+    np.testing.assert_array_equal(got, want)
+  for got, want in zip(wide.sample_params(key, ip, 64), paper.sample_params(key, ip, 64)):
+    np.testing.assert_array_equal(got, want)
+  x, y = (np.asarray(v) for v in wide.sample_train_params(key, ip, 512))
+  assert x[0, :, :2].max() > 90 and x[1, :, :2].max() > 90 and x[:, :, :2].min() == 0
+  np.testing.assert_array_equal(y, (x[..., 0] + x[..., 1]) % np.array([[5], [83]]))
+  np.testing.assert_array_equal(x[..., 2], addmod.EQ_TOKEN)
+  # The training objective reads the training draws, evaluation the others.
+  model = meta.create("meta_mlp", wide.spec, wide.feature_dim, {"hidden": 4})
+  u = jnp.asarray(wide.features([5, 83]))
+  _, x_train, _ = step.draw(model, wide, key, u, ip, 512, train=True)
+  _, x_eval, _ = step.draw(model, wide, key, u, ip, 512)
+  assert np.asarray(x_train)[0, :, :2].max() > 5 and np.asarray(x_eval)[0, :, :2].max() < 5
+  params = model.init(jax.random.key(0), u)
+  loss = lambda task: float(step.make_objective_fn(model, task, 64)(params, key, u, ip)[0])
+  assert loss(wide) != loss(paper)
+  assert loss(tasks.get("addmod", train_operands="residues")) == loss(paper)
+  with pytest.raises(ValueError, match=r"train_operands='all'; allowed: 'residues', 'vocabulary'"):
+    tasks.get("addmod", train_operands="all")

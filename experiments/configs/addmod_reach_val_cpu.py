@@ -28,6 +28,14 @@ Measured before this file existed, as `--config=experiments/configs/addmod_cpu.p
   meta_mlp, intent_sampling 0.5           ID 0.965, val 0.700 ± 0.051; 0.502 / 0.011
     (`--config=experiments/configs/addmod_reach_val_cpu.py --models=meta_mlp
     --grid="intent_jitter_by_model.meta_mlp=0.25 | intent_sampling_by_model.meta_mlp=0.5"`)
+  meta_mlp, token basis M = 12, hidden 105 ID 0.960, val 0.679 ± 0.054; 0.533 / 0.006
+  meta_mlp, token basis M = 24, hidden 87  ID 0.970, val 0.627 ± 0.088; 0.595 / 0.027
+    (`--models=meta_mlp --grid="model_configs.meta_mlp.token_basis=0 |
+    model_configs.meta_mlp.token_basis=12;model_configs.meta_mlp.hidden=105 |
+    model_configs.meta_mlp.token_basis=24;model_configs.meta_mlp.hidden=87"`, commit
+    ff5afc7; its token_basis=0 row repeated the configured row to the digit)
+  meta_gnn, token basis M = 24            ID 0.987, val 0.631 ± 0.098; 0.673 / 0.057
+    (`--models=meta_gnn --grid="model_configs.meta_gnn.token_basis=24"`)
 
 The settings chosen here are not the table's: a choice made on this split is
 re-checked on `addmod_cpu.py`'s validation primes before a table run.

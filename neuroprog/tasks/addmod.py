@@ -32,6 +32,8 @@ LOSS_CLASSES = ("all", "residues")
 # The moduli an AddMod task knows (`AddMod(moduli=...)`): the paper's primes,
 # or every modulus 2..97 whose residues the vocabulary holds.
 MODULI = {"primes": PRIMES, "all": tuple(range(2, N_VALUES + 1))}
+# The operands of the training draws (`AddMod(train_operands=...)`).
+TRAIN_OPERANDS = ("residues", "vocabulary")
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 400_000
 
@@ -65,7 +67,7 @@ class AddMod(base.Task):
   default_spec = staticmethod(default_spec)
 
   def __init__(self, *, loss_classes: str = "all", loss_logit_scale: float = 1.0,
-               moduli: str = "primes", **splits):
+               moduli: str = "primes", train_operands: str = "residues", **splits):
     """`splits`: Task's keywords (train_intents, ood_intents, val_intents,
     spec). loss_classes: "all" (cross entropy over the 97 classes, so a
     program must also rank the values >= p below the answer) or "residues"
@@ -80,7 +82,13 @@ class AddMod(base.Task):
     moduli: "primes" (the paper's task) or "all" (every modulus m in 2..97
     is an intent, so composite moduli can be trained on: a diagnostic of how
     densely the training intents must cover the OOD primes' range, not the
-    paper's protocol; the default OOD primes stay)."""
+    paper's protocol; the default OOD primes stay).
+    train_operands: "residues" (the paper's training examples, a, b < p) or
+    "vocabulary" (training draws a, b from every value 0..96, y = (a + b)
+    mod p; evaluation keeps a, b < p). With "vocabulary" every token row is
+    trained at every training prime, as the value it is mod p: a change of
+    the training examples, not of the intents, and not the paper's
+    protocol."""
     if loss_classes not in LOSS_CLASSES:
       raise ValueError(f"addmod: loss_classes={loss_classes!r}; allowed: "
                        f"{', '.join(map(repr, LOSS_CLASSES))}.")
@@ -91,6 +99,10 @@ class AddMod(base.Task):
     if moduli not in MODULI:
       raise ValueError(f"addmod: moduli={moduli!r}; allowed: "
                        f"{', '.join(map(repr, MODULI))}.")
+    if train_operands not in TRAIN_OPERANDS:
+      raise ValueError(f"addmod: train_operands={train_operands!r}; allowed: "
+                       f"{', '.join(map(repr, TRAIN_OPERANDS))}.")
+    self.train_operands = train_operands
     self.loss_classes = loss_classes
     self.loss_logit_scale = float(loss_logit_scale)
     self.moduli = moduli
@@ -138,6 +150,17 @@ class AddMod(base.Task):
     a = jnp.floor(jax.random.uniform(ka, shape) * p).astype(jnp.int32)
     b = jnp.floor(jax.random.uniform(kb, shape) * p).astype(jnp.int32)
     return encode(a, b), (a + b) % p
+
+  def sample_train_params(self, key, params_BxP, n):
+    """With train_operands="vocabulary": a, b uniform in 0..96 and y = (a + b)
+    mod p; else `sample_params`'s draws (the same key gives the same ones)."""
+    if self.train_operands == "residues":
+      return self.sample_params(key, params_BxP, n)
+    ka, kb = jax.random.split(key)
+    shape = (params_BxP.shape[0], n)
+    a = jax.random.randint(ka, shape, 0, N_VALUES, jnp.int32)
+    b = jax.random.randint(kb, shape, 0, N_VALUES, jnp.int32)
+    return encode(a, b), (a + b) % params_BxP[:, :1]
 
   def all_pairs(self, p):
     """Every (a, b) of ADDMOD-p in a fixed-size batch, so that one compiled

@@ -61,8 +61,10 @@ def _outputs_and_labels(model, params, support, x, true_labels_BxF):
   return jax.vmap(execute_lib.execute, (None, 0, 0))(model.spec, theta_BxT, x), labels_BxF
 
 
-def draw(model, task, key, u_BxF, ip_BxP, n_examples: int):
-  """(intent input, x, y) for one batch of B intents.
+def draw(model, task, key, u_BxF, ip_BxP, n_examples: int, train: bool = False):
+  """(intent input, x, y) for one batch of B intents; with train=True from
+  the task's training draws (`Task.sample_train_params`), else from the
+  draws evaluation reads (`Task.sample_params`).
 
   Label intents: u_BxF as given and n fresh examples per intent. Example
   intents: `shots` + n examples per intent from one generator call, the first
@@ -74,11 +76,12 @@ def draw(model, task, key, u_BxF, ip_BxP, n_examples: int):
   generator call draws every example independently given the intent.
   """
   shots = shots_of(model)
+  sample = task.sample_train_params if train else task.sample_params
   if shots and getattr(model, "twin_draws", False):
-    x, y = task.sample_params(key, ip_BxP, n_examples)
-    sx, sy = task.sample_params(jax.random.fold_in(key, 1), ip_BxP, shots)
+    x, y = sample(key, ip_BxP, n_examples)
+    sx, sy = sample(jax.random.fold_in(key, 1), ip_BxP, shots)
     return intents_lib.split_support(sx, sy, shots)[0], x, y
-  x, y = task.sample_params(key, ip_BxP, shots + n_examples)
+  x, y = sample(key, ip_BxP, shots + n_examples)
   if not shots:
     return u_BxF, x, y
   support, x, y = intents_lib.split_support(x, y, shots)
@@ -112,7 +115,7 @@ def make_objective_fn(model, task, n_examples: int):
   weight = float(getattr(model, "label_weight", 0.0))
 
   def objective(params, key, u_BxF, ip_BxP):
-    u, x, y = draw(model, task, key, u_BxF, ip_BxP, n_examples)
+    u, x, y = draw(model, task, key, u_BxF, ip_BxP, n_examples, train=True)
     if weight:
       # u is the support set here: outputs and readout come from one
       # encoding of it (a "teacher" learner reads u_BxF instead).
