@@ -144,5 +144,13 @@ def test_training_operands_over_the_vocabulary_only_when_asked():
   loss = lambda task: float(step.make_objective_fn(model, task, 64)(params, key, u, ip)[0])
   assert loss(wide) != loss(paper)
   assert loss(tasks.get("addmod", train_operands="residues")) == loss(paper)
-  with pytest.raises(ValueError, match=r"train_operands='all'; allowed: 'residues', 'vocabulary'"):
+  # "mixed": about half of the examples of p = 5 have an operand >= 5 (of the
+  # vocabulary's draws, 1 - (5/97)^2 do), the rest none.
+  mixed = tasks.get("addmod", train_operands="mixed")
+  x, y = (np.asarray(v) for v in mixed.sample_train_params(key, ip, 4096))
+  wide_share = (x[0, :, :2].max(-1) >= 5).mean()
+  assert 0.45 < wide_share < 0.55
+  np.testing.assert_array_equal(y, (x[..., 0] + x[..., 1]) % np.array([[5], [83]]))
+  with pytest.raises(ValueError, match=r"train_operands='all'; allowed: 'residues', "
+                     r"'vocabulary', 'mixed'"):
     tasks.get("addmod", train_operands="all")

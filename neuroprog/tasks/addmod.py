@@ -33,7 +33,7 @@ LOSS_CLASSES = ("all", "residues")
 # or every modulus 2..97 whose residues the vocabulary holds.
 MODULI = {"primes": PRIMES, "all": tuple(range(2, N_VALUES + 1))}
 # The operands of the training draws (`AddMod(train_operands=...)`).
-TRAIN_OPERANDS = ("residues", "vocabulary")
+TRAIN_OPERANDS = ("residues", "vocabulary", "mixed")
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 400_000
 
@@ -85,7 +85,8 @@ class AddMod(base.Task):
     paper's protocol; the default OOD primes stay).
     train_operands: "residues" (the paper's training examples, a, b < p) or
     "vocabulary" (training draws a, b from every value 0..96, y = (a + b)
-    mod p; evaluation keeps a, b < p). With "vocabulary" every token row is
+    mod p; evaluation keeps a, b < p) or "mixed" (each training example
+    from either, with probability 1/2). With "vocabulary" every token row is
     trained at every training prime, as the value it is mod p: a change of
     the training examples, not of the intents, and not the paper's
     protocol."""
@@ -153,14 +154,20 @@ class AddMod(base.Task):
 
   def sample_train_params(self, key, params_BxP, n):
     """With train_operands="vocabulary": a, b uniform in 0..96 and y = (a + b)
-    mod p; else `sample_params`'s draws (the same key gives the same ones)."""
+    mod p; "mixed": each example from those or from `sample_params`'s draws
+    with probability 1/2; "residues": `sample_params`'s draws (the same key
+    gives the same ones)."""
     if self.train_operands == "residues":
       return self.sample_params(key, params_BxP, n)
-    ka, kb = jax.random.split(key)
+    ka, kb, kc = jax.random.split(key, 3)
     shape = (params_BxP.shape[0], n)
     a = jax.random.randint(ka, shape, 0, N_VALUES, jnp.int32)
     b = jax.random.randint(kb, shape, 0, N_VALUES, jnp.int32)
-    return encode(a, b), (a + b) % params_BxP[:, :1]
+    x = encode(a, b)
+    if self.train_operands == "mixed":
+      x_res, _ = self.sample_params(jax.random.fold_in(kc, 1), params_BxP, n)
+      x = jnp.where(jax.random.bernoulli(kc, 0.5, shape)[..., None], x, x_res)
+    return x, (x[..., 0] + x[..., 1]) % params_BxP[:, :1]
 
   def all_pairs(self, p):
     """Every (a, b) of ADDMOD-p in a fixed-size batch, so that one compiled
