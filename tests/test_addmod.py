@@ -76,7 +76,7 @@ def test_task_options_are_refused_by_name():
   with pytest.raises(ValueError, match=r"Unknown override\(s\) \['loss_classes'\] for task 'sumfirst'"):
     tasks.get("sumfirst", loss_classes="residues")
   assert tasks.options("addmod") == {"loss_classes": "all", "loss_logit_scale": 1.0,
-                                     "moduli": "primes", "train_operands": "residues"}
+                                     "moduli": "primes", "vocabulary_operands": 0.0}
   assert tasks.options("sumfirst") == tasks.options("arc1d") == {}
 
 
@@ -120,12 +120,12 @@ def test_every_modulus_is_an_intent_only_when_asked():
 
 
 def test_training_operands_over_the_vocabulary_only_when_asked():
-  """train_operands="vocabulary": training draws a, b in 0..96 with y = (a + b)
-  mod p; evaluation draws and the default training draws are the paper's."""
+  """vocabulary_operands=1: training draws a, b in 0..96 with y = (a + b) mod
+  p; evaluation draws and the default training draws are the paper's."""
   from neuroprog import meta
   from neuroprog.train import step
   key, ip = jax.random.key(3), jnp.asarray([[5], [83]], jnp.int32)
-  paper, wide = tasks.get("addmod"), tasks.get("addmod", train_operands="vocabulary")
+  paper, wide = tasks.get("addmod"), tasks.get("addmod", vocabulary_operands=1.0)
   for got, want in zip(paper.sample_train_params(key, ip, 64), paper.sample_params(key, ip, 64)):
     np.testing.assert_array_equal(got, want)
   for got, want in zip(wide.sample_params(key, ip, 64), paper.sample_params(key, ip, 64)):
@@ -143,14 +143,14 @@ def test_training_operands_over_the_vocabulary_only_when_asked():
   params = model.init(jax.random.key(0), u)
   loss = lambda task: float(step.make_objective_fn(model, task, 64)(params, key, u, ip)[0])
   assert loss(wide) != loss(paper)
-  assert loss(tasks.get("addmod", train_operands="residues")) == loss(paper)
-  # "mixed": about half of the examples of p = 5 have an operand >= 5 (of the
+  assert loss(tasks.get("addmod", vocabulary_operands=0)) == loss(paper)
+  # w = 1/2: about half of the examples of p = 5 have an operand >= 5 (of the
   # vocabulary's draws, 1 - (5/97)^2 do), the rest none.
-  mixed = tasks.get("addmod", train_operands="mixed")
+  mixed = tasks.get("addmod", vocabulary_operands=0.5)
   x, y = (np.asarray(v) for v in mixed.sample_train_params(key, ip, 4096))
   wide_share = (x[0, :, :2].max(-1) >= 5).mean()
   assert 0.45 < wide_share < 0.55
   np.testing.assert_array_equal(y, (x[..., 0] + x[..., 1]) % np.array([[5], [83]]))
-  with pytest.raises(ValueError, match=r"train_operands='all'; allowed: 'residues', "
-                     r"'vocabulary', 'mixed'"):
-    tasks.get("addmod", train_operands="all")
+  for bad in (-0.1, 1.5, True, "mixed"):
+    with pytest.raises(ValueError, match=r"vocabulary_operands=.*allowed: a number in \[0, 1\]"):
+      tasks.get("addmod", vocabulary_operands=bad)

@@ -25,7 +25,7 @@ def test_bad_options_are_refused_before_any_work():
   config = _addmod_config(task_options={"loss_class": "residues"})
   with pytest.raises(ValueError, match=r"config.task_options: \['loss_class'\] not options of "
                      r"task 'addmod'; allowed: \['loss_classes', 'loss_logit_scale', 'moduli', "
-                     r"'train_operands'\]"):
+                     r"'vocabulary_operands'\]"):
     loop.validate_config(config)
   config = _addmod_config(task_options={"loss_classes": "masked"})
   with pytest.raises(ValueError, match=r"loss_classes='masked'; allowed: 'all', 'residues'"):

@@ -32,8 +32,7 @@ LOSS_CLASSES = ("all", "residues")
 # The moduli an AddMod task knows (`AddMod(moduli=...)`): the paper's primes,
 # or every modulus 2..97 whose residues the vocabulary holds.
 MODULI = {"primes": PRIMES, "all": tuple(range(2, N_VALUES + 1))}
-# The operands of the training draws (`AddMod(train_operands=...)`).
-TRAIN_OPERANDS = ("residues", "vocabulary", "mixed")
+
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 400_000
 
@@ -67,7 +66,7 @@ class AddMod(base.Task):
   default_spec = staticmethod(default_spec)
 
   def __init__(self, *, loss_classes: str = "all", loss_logit_scale: float = 1.0,
-               moduli: str = "primes", train_operands: str = "residues", **splits):
+               moduli: str = "primes", vocabulary_operands: float = 0.0, **splits):
     """`splits`: Task's keywords (train_intents, ood_intents, val_intents,
     spec). loss_classes: "all" (cross entropy over the 97 classes, so a
     program must also rank the values >= p below the answer) or "residues"
@@ -83,13 +82,12 @@ class AddMod(base.Task):
     is an intent, so composite moduli can be trained on: a diagnostic of how
     densely the training intents must cover the OOD primes' range, not the
     paper's protocol; the default OOD primes stay).
-    train_operands: "residues" (the paper's training examples, a, b < p) or
-    "vocabulary" (training draws a, b from every value 0..96, y = (a + b)
-    mod p; evaluation keeps a, b < p) or "mixed" (each training example
-    from either, with probability 1/2). With "vocabulary" every token row is
-    trained at every training prime, as the value it is mod p: a change of
-    the training examples, not of the intents, and not the paper's
-    protocol."""
+    vocabulary_operands: the share w in [0, 1] of training examples whose
+    operands a, b are drawn from every value 0..96 (y = (a + b) mod p);
+    the others, and every evaluation, draw a, b < p. With w > 0 every token
+    row is trained at every training prime, as the value it is mod p: a
+    change of the training examples, not of the intents, and not the
+    paper's protocol (w = 0)."""
     if loss_classes not in LOSS_CLASSES:
       raise ValueError(f"addmod: loss_classes={loss_classes!r}; allowed: "
                        f"{', '.join(map(repr, LOSS_CLASSES))}.")
@@ -100,10 +98,12 @@ class AddMod(base.Task):
     if moduli not in MODULI:
       raise ValueError(f"addmod: moduli={moduli!r}; allowed: "
                        f"{', '.join(map(repr, MODULI))}.")
-    if train_operands not in TRAIN_OPERANDS:
-      raise ValueError(f"addmod: train_operands={train_operands!r}; allowed: "
-                       f"{', '.join(map(repr, TRAIN_OPERANDS))}.")
-    self.train_operands = train_operands
+    if isinstance(vocabulary_operands, bool) or not isinstance(
+        vocabulary_operands, (int, float)) or not 0 <= vocabulary_operands <= 1:
+      raise ValueError(f"addmod: vocabulary_operands={vocabulary_operands!r}; allowed: a "
+                       "number in [0, 1] (the share of training examples with operands "
+                       "drawn from 0..96).")
+    self.vocabulary_operands = float(vocabulary_operands)
     self.loss_classes = loss_classes
     self.loss_logit_scale = float(loss_logit_scale)
     self.moduli = moduli
@@ -153,20 +153,21 @@ class AddMod(base.Task):
     return encode(a, b), (a + b) % p
 
   def sample_train_params(self, key, params_BxP, n):
-    """With train_operands="vocabulary": a, b uniform in 0..96 and y = (a + b)
-    mod p; "mixed": each example from those or from `sample_params`'s draws
-    with probability 1/2; "residues": `sample_params`'s draws (the same key
-    gives the same ones)."""
-    if self.train_operands == "residues":
+    """Each example's operands uniform in 0..96 with probability w =
+    vocabulary_operands, else `sample_params`'s; y = (a + b) mod p. With
+    w = 0 exactly `sample_params`'s draws (the same key gives the same
+    ones), with w = 1 the vocabulary's alone."""
+    w = self.vocabulary_operands
+    if w == 0.0:
       return self.sample_params(key, params_BxP, n)
     ka, kb, kc = jax.random.split(key, 3)
     shape = (params_BxP.shape[0], n)
     a = jax.random.randint(ka, shape, 0, N_VALUES, jnp.int32)
     b = jax.random.randint(kb, shape, 0, N_VALUES, jnp.int32)
     x = encode(a, b)
-    if self.train_operands == "mixed":
+    if w < 1.0:
       x_res, _ = self.sample_params(jax.random.fold_in(kc, 1), params_BxP, n)
-      x = jnp.where(jax.random.bernoulli(kc, 0.5, shape)[..., None], x, x_res)
+      x = jnp.where(jax.random.bernoulli(kc, w, shape)[..., None], x, x_res)
     return x, (x[..., 0] + x[..., 1]) % params_BxP[:, :1]
 
   def all_pairs(self, p):

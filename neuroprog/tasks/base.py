@@ -115,7 +115,7 @@ class Task:
   def sample_train_params(self, key: jax.Array, params_BxP: jax.Array, n: int):
     """The training draws (`train.step`'s objective): by default exactly
     `sample_params`'s, the distribution every evaluation reads. A task option
-    may widen it (ADDMOD's `train_operands`); evaluation never changes."""
+    may widen it (ADDMOD's `vocabulary_operands`); evaluation never changes."""
     return self.sample_params(key, params_BxP, n)
 
   def reference(self, intent: Intent, x) -> np.ndarray:
