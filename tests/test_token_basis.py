@@ -124,23 +124,26 @@ def test_meta_mlp_rows_lie_on_the_basis_and_train():
 
 
 def test_meta_gnn_projects_its_token_rows_on_the_basis():
-  """Meta-GNN emits one value per entry; with token_basis its token rows and
-  unembedding columns are their least-squares fit on the basis, the rest as
-  without it."""
+  """Meta-GNN emits one value per entry; with token_basis its raw output is
+  the plain net's projected on the basis (same parameters), and θ's
+  unembedding columns lie on the basis."""
   u = jnp.asarray([[0.2, 0.5], [0.7, 0.1]], jnp.float32)
   plain = meta.create("meta_gnn", SMALL, 2, {"d": 4, "rounds": 1})
   model = meta.create("meta_gnn", SMALL, 2, {"d": 4, "rounds": 1, "token_basis": 2})
   assert model.num_params() == plain.num_params()
-  params = plain.init(jax.random.key(3), u)
-  raw = jax.jit(plain.net.apply)({"params": params["net"]}, u)
-  np.testing.assert_allclose(jax.jit(model.net.apply)({"params": params["net"]}, u),
-                             token_basis.project(SMALL, 2, raw), atol=1e-6)
-  # The output head (per-tensor gain and center) keeps θ on the basis.
-  theta = np.asarray(model.apply(params, u))
+  net_params = jax.jit(plain._init_net)(jax.random.key(3), u)
+
+  @jax.jit
+  def both(p):
+    raw = plain.net.apply({"params": p}, u)
+    return raw, model.net.apply({"params": p}, u), token_basis.project(SMALL, 2, raw)
+
+  raw, projected, want = both(net_params)
+  np.testing.assert_allclose(projected, want, atol=1e-6)
+  assert np.abs(np.asarray(projected) - np.asarray(raw)).max() > 1e-3
   phi = token_basis.basis(11, 2)
   w = {e.name: e for e in layout_lib.layout(SMALL)}["unembed/w"]
-  cols = theta[:, w.offset:w.offset + w.size].reshape(2, 4, 11)
-  for c in cols:
+  for c in np.asarray(projected)[:, w.offset:w.offset + w.size].reshape(2, 4, 11):
     coef, *_ = np.linalg.lstsq(phi, c.T, rcond=None)
     np.testing.assert_allclose(phi @ coef, c.T, atol=1e-5)
   with pytest.raises(ValueError, match="token_basis=6"):

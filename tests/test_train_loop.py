@@ -392,6 +392,8 @@ def _learner_after(config, steps):
   return pick(first), pick(state.params)
 
 
+@pytest.mark.slow   # CI budget: 80-100 s of compiling two example-intent trainers;
+# the option's refusals stay in the fast suite (the test below)
 def test_teacher_twin_draws_train_the_learner_as_its_label_intent_twin():
   """teacher_twin_draws={model: True}: the teacher-fed learner starts from its
   label-intent twin's init and trains on its twin's batches, its gradient
