@@ -299,3 +299,15 @@ def test_reach_validation_split_holds_out_79_so_97_alone_shows_74_to_78():
   rest = {k: v for k, v in config.to_dict().items() if k != "val_intents"}
   assert rest == {k: v for k, v in addmod_cpu.get_config().to_dict().items()
                   if k != "val_intents"}
+
+
+def test_vocabulary_operands_config_changes_only_the_training_draws():
+  from experiments.configs import addmod_operands_cpu
+  from neuroprog.run import workdir as workdir_lib
+  config, table = addmod_operands_cpu.get_config(), addmod_table_cpu.get_config()
+  assert dict(config.task_options) == {"vocabulary_operands": 0.125}
+  config.task_options = {}
+  assert workdir_lib.config_json(config) == workdir_lib.config_json(table)
+  task = loop.build_task(addmod_operands_cpu.get_config())
+  assert task.vocabulary_operands == 0.125
+  assert task.train_intents == loop.build_task(table).train_intents
