@@ -20,7 +20,17 @@ and the same with w = 1 and 0.5 (sixty-fourth session, 2-core AMD EPYC, 5
 seeds x 2,500 steps; ID / val 0.525 / 0.581, 0.972 / 0.750, 0.987 / 0.811 ±
 0.018 at w = 0.125, 0.980 / 0.738 at 0.25, against 0.996 / 0.803 ± 0.031 at
 w = 0; beyond reach at 79 0.259 against 0.039; BUILD_NOTES.md, "Training
-operands from the whole vocabulary").
+operands from the whole vocabulary"). Re-checked on `addmod_cpu.py`'s
+validation primes 53 and 71 (`--config=experiments/configs/addmod_cpu.py
+--grid="task_options.vocabulary_operands=0.125"`) it lost: val 0.814 ± 0.153
+against 0.923 ± 0.086, so no table config sets it; this file is a diagnostic.
+
+Measured (Meta-MLP alone, 10 seeds x 2,500 steps, 7 minutes alone on the
+2-core AMD EPYC, 2026-12-07): ID 0.981, val 0.843, OOD 0.757 ± 0.124 (max
+0.904; per prime 23 / 47 / 61 / 83 / 89: 0.87 / 0.89 / 0.83 / 0.65 / 0.54),
+against the headline's 0.769 ± 0.090 and "a + b, never wrap" 0.509. The pairs
+beyond reach at 83 / 89 read 0.259 / 0.267 (headline 0.018 / 0.082), the
+pairs within reach 0.691 / 0.650 (0.766 / 0.699).
 """
 
 from experiments.configs import addmod_table_cpu
