@@ -24,6 +24,9 @@ operands from the whole vocabulary"). Re-checked on `addmod_cpu.py`'s
 validation primes 53 and 71 (`--config=experiments/configs/addmod_cpu.py
 --grid="task_options.vocabulary_operands=0.125"`) it lost: val 0.814 ± 0.153
 against 0.923 ± 0.086, so no table config sets it; this file is a diagnostic.
+Meta-GNN, offered the same w, read 0.976 / 0.841 ± 0.041 on the 79-held-out
+split (against 0.977 / 0.746 ± 0.053) and 0.839 / 0.694 ± 0.352 on 53 and 71
+(against 0.962 / 0.809 ± 0.078; one seed of five did not fit, ID 0.302).
 
 Measured (Meta-MLP alone, 10 seeds x 2,500 steps, 7 minutes alone on the
 2-core AMD EPYC, 2026-12-07): ID 0.981, val 0.843, OOD 0.757 ± 0.124 (max
