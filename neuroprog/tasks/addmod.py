@@ -32,7 +32,6 @@ LOSS_CLASSES = ("all", "residues")
 # The moduli an AddMod task knows (`AddMod(moduli=...)`): the paper's primes,
 # or every modulus 2..97 whose residues the vocabulary holds.
 MODULI = {"primes": PRIMES, "all": tuple(range(2, N_VALUES + 1))}
-
 # Trainable parameters each meta-learner of the paper's table is matched to.
 PARAM_BUDGET = 400_000
 
