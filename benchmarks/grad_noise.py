@@ -96,8 +96,10 @@ def probe(config, task, name, at_steps, *, batches: int, probe_seed: int):
   config.seeds = 1
   tr = loop.Trainer(config, task, name)
   grad_fn = step_lib.make_grad_fn(tr.model, task,
-                                  intents_per_step=int(config.intents_per_step),
-                                  examples_per_intent=int(config.examples_per_intent),
+                                  intents_per_step=loop.batch_size(config, "intents_per_step",
+                                                                   name),
+                                  examples_per_intent=loop.batch_size(
+                                      config, "examples_per_intent", name),
                                   intent_jitter=loop.intent_jitter(config, name),
                                   intent_sampling=loop.intent_sampling(config, name))
   keys = jax.vmap(lambda b: jax.random.fold_in(jax.random.key(probe_seed), b))(

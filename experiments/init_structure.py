@@ -175,8 +175,9 @@ def update_report(config, seed: int = 0, train_steps: int = 0, examples: int = 6
     theta_fn = lambda p, m=model: m.apply(p, u)
     if train_steps:
       train_step = jax.jit(step_lib.make_train_step(
-          model, task, optimizer, intents_per_step=config.intents_per_step,
-          examples_per_intent=config.examples_per_intent))
+          model, task, optimizer,
+          intents_per_step=loop.batch_size(config, "intents_per_step", name),
+          examples_per_intent=loop.batch_size(config, "examples_per_intent", name)))
       for i in range(train_steps):
         state, _ = train_step(state, jax.random.fold_in(jax.random.key(seed + 2), i))
     grads = jax.jit(jax.grad(lambda p: theta_loss(theta_fn(p))))(state.params)

@@ -170,7 +170,9 @@ def _check_trained(config, axes, trained: str) -> None:
 # Config-wide keys a model's own entry overrides: {key: per-model dict key}.
 PER_MODEL_KEYS = {"learning_rate": "learning_rates", "warmup_steps": "warmup_steps_by_model",
                   "optimizer": "optimizer_by_model", "intent_jitter": "intent_jitter_by_model",
-                  "intent_sampling": "intent_sampling_by_model"}
+                  "intent_sampling": "intent_sampling_by_model",
+                  "intents_per_step": "intents_per_step_by_model",
+                  "examples_per_intent": "examples_per_intent_by_model"}
 
 
 def check_not_shadowed(config, axes, models) -> None:
@@ -179,7 +181,8 @@ def check_not_shadowed(config, axes, models) -> None:
   it): `refine_<field>` by config.refine_by_model[name][field], and the keys of
   PER_MODEL_KEYS by config.learning_rates[name] / warmup_steps_by_model[name] /
   optimizer_by_model[name] / intent_jitter_by_model[name] /
-  intent_sampling_by_model[name]."""
+  intent_sampling_by_model[name] / intents_per_step_by_model[name] /
+  examples_per_intent_by_model[name]."""
   by_model = config.get("refine_by_model") or {}
   for path, _ in axes:
     field = path[len("refine_"):] if path.startswith("refine_") else None

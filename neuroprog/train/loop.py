@@ -155,6 +155,13 @@ SCHEMA = config_lib.ConfigSchema("meta-training", {
     "steps": 1000,
     "intents_per_step": 8,
     "examples_per_intent": 64,
+    # {model: intents}, {model: examples}, as learning_rates is to
+    # learning_rate; unset: intents_per_step, examples_per_intent. The cost of
+    # a graph hypernetwork's step grows with the intents it synthesizes, an
+    # execution's with the examples, so the batch that trains a model fastest
+    # per second is a per-model setting, chosen on validation like its rate.
+    "intents_per_step_by_model": {},
+    "examples_per_intent_by_model": {},
     # Label intents: each drawn training intent's features, as the model reads
     # them, moved a fraction U(0, intent_jitter) of the way to a neighbouring
     # training intent, its examples unchanged (`train.step.make_grad_fn`).
@@ -220,7 +227,8 @@ ADDED_KEYS = {k: SCHEMA.defaults[k]
                         "refine_search_radius", "warmup_steps", "warmup_steps_by_model",
                         "optimizer", "optimizer_by_model", "intent_jitter",
                         "intent_jitter_by_model", "intent_sampling",
-                        "intent_sampling_by_model", "task_options")}
+                        "intent_sampling_by_model", "task_options",
+                        "intents_per_step_by_model", "examples_per_intent_by_model")}
 # Model options added after workdirs with that model existed, {base model:
 # {option: the behaviour before the option}}: a stored model config without
 # the option ran exactly as one holding that value. It is the option's first
@@ -364,6 +372,9 @@ def validate_config(config) -> None:
       raise ValueError(f"{where}={jitter} moves the intent features the models read; with "
                        f"config.intent={kind!r} they read example pairs instead. Allowed: 0, "
                        "or config.intent='label'.")
+  for key in ("intents_per_step", "examples_per_intent"):
+    for name in _base_names(config, f"{key}_by_model"):
+      batch_size(config, key, name)
   for name in [None, *_base_names(config, "intent_sampling_by_model")]:
     power, where = _model_value(config, "intent_sampling", name)
     if step_lib.check_intent_sampling(power, where):
@@ -593,6 +604,19 @@ def intent_jitter(config, name: Optional[str] = None) -> float:
   return step_lib.check_intent_jitter(value, where)
 
 
+def batch_size(config, key: str, name: Optional[str] = None) -> int:
+  """Model entry `name`'s `key` ("intents_per_step" or "examples_per_intent";
+  None: the config-wide value): config[key + "_by_model"][name], else
+  config[key]. ValueError naming the entry unless it is a positive int."""
+  if key not in ("intents_per_step", "examples_per_intent"):
+    raise ValueError(f"batch_size: key={key!r}; allowed: 'intents_per_step', "
+                     "'examples_per_intent'.")
+  value, where = _model_value(config, key, name)
+  if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    raise ValueError(f"{where}={value!r}; allowed: a positive int.")
+  return int(value)
+
+
 def intent_sampling(config, name: Optional[str] = None) -> float:
   """Model entry `name`'s intent-draw power (None: the config-wide one):
   config.intent_sampling_by_model[name], else config.intent_sampling."""
@@ -679,8 +703,9 @@ class Trainer:
     self.seed_keys = parallel.shard_seeds(
         jax.vmap(jax.random.key)(jnp.asarray(self.seeds)), self.mesh)
     step = step_lib.make_train_step(
-        self.model, task, self.opt, intents_per_step=_get(config, "intents_per_step"),
-        examples_per_intent=_get(config, "examples_per_intent"),
+        self.model, task, self.opt,
+        intents_per_step=batch_size(config, "intents_per_step", name),
+        examples_per_intent=batch_size(config, "examples_per_intent", name),
         intent_jitter=intent_jitter(config, name),
         intent_sampling=intent_sampling(config, name))
     step_S = jax.vmap(step)
