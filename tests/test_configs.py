@@ -182,7 +182,8 @@ def test_paper_configs_use_one_meta_gnn_recipe():
     config = module.get_config()
     extra = set(getattr(module, "TASK_SPECIFIC_META_GNN", ()))
     assert changed(config.model_configs["meta_gnn"]) == \
-        extra - {"learning_rates", "warmup_steps_by_model", "optimizer_by_model"}, name
+        extra - {"learning_rates", "warmup_steps_by_model", "optimizer_by_model",
+                 "intents_per_step_by_model"}, name
     if extra:
       assert "meta_gnn@library" in config.models
       assert changed(config.model_configs["meta_gnn@library"]) == set()
@@ -197,6 +198,10 @@ def test_paper_configs_use_one_meta_gnn_recipe():
     assert "meta_gnn@library" not in config.optimizer_by_model
     assert ("meta_gnn" in config.optimizer_by_model) == \
         ("optimizer_by_model" in extra), name
+    # A batch of its own (intents per step) likewise.
+    assert "meta_gnn@library" not in config.intents_per_step_by_model
+    assert ("meta_gnn" in config.intents_per_step_by_model) == \
+        ("intents_per_step_by_model" in extra), name
 
 
 def test_default_config_records_every_model_option():
