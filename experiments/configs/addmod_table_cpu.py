@@ -48,8 +48,14 @@ moved to Muon at 4e-3 (`addmod.py`): its row with it, --config.models="('direct'
 (commit 4ffb7c1, 2026-12-07, 2,995 s of training alone), reads 1.000 / 0.566 /
 0.562 ± 0.025. Meta-MLP has since taken intent jitter 0.1 (`addmod.py`): its
 row with it, --config.models="('meta_mlp',)" (commit 83a4bb5, 2026-12-07, 394 s
-of training alone), reads 0.987 / 0.898 / 0.769 ± 0.090. README, "ADDMOD at the paper's 10 seeds,
-on the CPU", has the per-prime table and the clock of this run.
+of training alone), reads 0.987 / 0.898 / 0.769 ± 0.090. Meta-GNN has since
+taken 16 primes per step (`addmod.py`'s INTENTS_PER_STEP): its row with it,
+--config.models="('meta_gnn',)" (commit a15db54, 2026-12-07, 3,399 s of
+training with a test run beside it), reads 0.988 / 0.842 / 0.755 ± 0.059,
+0.014 below Meta-MLP; its step does twice the work, so the five rows in one
+piece would now take about 2 h 20 min (a sum of the separate runs). README,
+"ADDMOD at the paper's 10 seeds, on the CPU", has the per-prime table and the
+clock of this run.
 
 An extra row, not a selection (every setting chosen before; decided before
 reading OOD never to replace the rows above): with the validation primes in
