@@ -282,8 +282,10 @@ INTENT_JITTER = {"meta_mlp": 0.1}
 # rule. A Meta-GNN step costs in proportion to the primes it synthesizes
 # (3.3 steps/s at 8, 6.5 at 4, 1.6 at 16 for 5 seeds), so 16 doubles its
 # compute per step and the examples it sees; Meta-MLP, offered 16 primes in
-# the fifty-ninth session, lost (0.999 / 0.825 against 0.998 / 0.901), so it
-# keeps 8 (BUILD_NOTES.md "Meta-GNN's batch").
+# the fifty-ninth session, lost (0.999 / 0.825 against 0.998 / 0.901), and so
+# did Meta-gMLP (--models=meta_gmlp --grid="intents_per_step=16": 0.807 /
+# 0.616 ± 0.304, one seed unfit, against 0.955 / 0.721 ± 0.128), so both keep
+# 8; the direct model has not been offered 16 (BUILD_NOTES.md "Meta-GNN's batch").
 INTENTS_PER_STEP = {"meta_gnn": 16}
 TASK_SPECIFIC_META_GNN = ("learning_rates", "warmup_steps_by_model", "optimizer_by_model",
                           "intent_film", "intents_per_step_by_model")
