@@ -372,7 +372,7 @@ def validate_config(config) -> None:
       raise ValueError(f"{where}={jitter} moves the intent features the models read; with "
                        f"config.intent={kind!r} they read example pairs instead. Allowed: 0, "
                        "or config.intent='label'.")
-  for key in ("intents_per_step", "examples_per_intent"):
+  for key in BATCH_KEYS:
     for name in _base_names(config, f"{key}_by_model"):
       batch_size(config, key, name)
   for name in [None, *_base_names(config, "intent_sampling_by_model")]:
@@ -604,13 +604,16 @@ def intent_jitter(config, name: Optional[str] = None) -> float:
   return step_lib.check_intent_jitter(value, where)
 
 
+# The config keys of a training batch, each with a per-model "<key>_by_model".
+BATCH_KEYS = ("intents_per_step", "examples_per_intent")
+
+
 def batch_size(config, key: str, name: Optional[str] = None) -> int:
   """Model entry `name`'s `key` ("intents_per_step" or "examples_per_intent";
   None: the config-wide value): config[key + "_by_model"][name], else
   config[key]. ValueError naming the entry unless it is a positive int."""
-  if key not in ("intents_per_step", "examples_per_intent"):
-    raise ValueError(f"batch_size: key={key!r}; allowed: 'intents_per_step', "
-                     "'examples_per_intent'.")
+  if key not in BATCH_KEYS:
+    raise ValueError(f"batch_size: key={key!r}; allowed: {list(BATCH_KEYS)}.")
   value, where = _model_value(config, key, name)
   if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
     raise ValueError(f"{where}={value!r}; allowed: a positive int.")
